@@ -1,0 +1,54 @@
+# Two commands do all set-up on a fresh machine:
+#   make run   - create/refresh .venv, install, build the demo memory on first use, open the app
+#   make test  - same set-up plus test dependencies and chromium, then the whole test suite
+SHELL := /bin/bash
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export HF_HUB_OFFLINE ?= 1
+export TRANSFORMERS_OFFLINE ?= 1
+export OMP_NUM_THREADS ?= 1
+export PYTHONDONTWRITEBYTECODE = 1
+DEMO_STORE ?= data/demo.duckdb
+PORT ?= 8501
+
+.PHONY: run test venv test-deps chromium demo bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(VENV)/.runtime: requirements.txt | $(BIN)/python
+	$(BIN)/pip install -q -r requirements.txt
+	touch $@
+
+$(VENV)/.testdeps: requirements-test.txt requirements-test-llm.txt $(VENV)/.runtime
+	$(BIN)/pip install -q -r requirements-test.txt -r requirements-test-llm.txt
+	touch $@
+
+venv: $(VENV)/.runtime
+
+test-deps: $(VENV)/.testdeps chromium
+
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing Debian chromium for the browser tests"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) \
+	  || echo "WARNING: could not install chromium; browser tests will be skipped"; }
+
+$(DEMO_STORE): $(VENV)/.runtime data/demo/demo.json
+	$(BIN)/python -m core build data/demo/demo.json --store $(DEMO_STORE)
+
+demo: $(DEMO_STORE)
+
+run: $(VENV)/.runtime $(DEMO_STORE)
+	ADAMM_STORE=$(DEMO_STORE) $(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true
+
+test: test-deps
+	$(BIN)/python -m pytest -q -p no:cacheprovider
+
+bench: $(VENV)/.testdeps
+	$(BIN)/python bench/run.py --quick
+
+clean:
+	rm -rf $(VENV) $(DEMO_STORE) $(DEMO_STORE).wal

@@ -1,0 +1,91 @@
+"""The command line: `python -m core build|ask|eval ...`.
+
+Exit status: 0 on success; 2 on bad input or bad arguments (one clear line on
+stderr, never a traceback); 1 on an internal error.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+
+from .errors import InputError, LLMError, MemoryBusyError
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse's default is exit 2 with usage; keep one line
+        sys.stderr.write(f"error: {message}\n")
+        raise SystemExit(2)
+
+
+def _backend_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--backend", choices=["rules", "openai", "local"], default="rules",
+                   help="language-model backend (default: rules, no model)")
+    p.add_argument("--model-path", help="GGUF file for --backend local")
+    p.add_argument("--clip-checkpoint", help="open_clip checkpoint file (else the image descriptor)")
+    p.add_argument("--clip-model", default="ViT-B-32", help="open_clip model name for --clip-checkpoint")
+    p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
+                   help="override a config parameter, e.g. --set theta_s=3")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m core", description="AdaMM Explorer engine")
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    b = sub.add_parser("build", help="ingest histories into a memory file and build both memories")
+    b.add_argument("inputs", nargs="+", help="MemEye or LoCoMo JSON files (or a zip with JSON + images)")
+    b.add_argument("--store", required=True, help="memory file (DuckDB), created if missing")
+    b.add_argument("--format", choices=["memeye", "locomo"], help="input format (default: detect)")
+    b.add_argument("--images", help="folder or zip where images are looked up")
+    b.add_argument("--allow-missing-images", action="store_true",
+                   help="keep rounds whose image files are missing (caption only) instead of failing")
+    b.add_argument("--quiet", action="store_true", help="no progress bar")
+    _backend_args(b)
+
+    a = sub.add_parser("ask", help="answer a question from a memory file")
+    a.add_argument("question")
+    a.add_argument("--store", required=True)
+    a.add_argument("--json", action="store_true", help="print the whole trace as JSON")
+    a.add_argument("--ablation", default="full",
+                   choices=["full", "no-analytic", "no-retrieval", "no-context", "no-progressive", "rag"])
+    a.add_argument("--attribute", action="store_true", help="Shapley attribution of the evidence units")
+    _backend_args(a)
+
+    e = sub.add_parser("eval", help="build a fresh memory from INPUT and answer its QA set")
+    e.add_argument("input")
+    e.add_argument("--out", required=True, help="output folder for predictions.jsonl and summary.json")
+    e.add_argument("--format", choices=["memeye", "locomo"])
+    e.add_argument("--ablation", default="full",
+                   choices=["full", "no-analytic", "no-retrieval", "no-context", "no-progressive", "rag"])
+    e.add_argument("--limit", type=int, help="answer at most N questions")
+    e.add_argument("--store", help="memory file to build into (default: a temporary file)")
+    e.add_argument("--quiet", action="store_true")
+    _backend_args(e)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        from . import cli_commands
+
+        return getattr(cli_commands, f"cmd_{args.command}")(args)
+    except (InputError, MemoryBusyError) as e:
+        sys.stderr.write(f"error: {e}\n")
+        return 2
+    except LLMError as e:
+        sys.stderr.write(f"error: language model: {e}\n")
+        return 1
+    except KeyboardInterrupt:
+        sys.stderr.write("interrupted\n")
+        return 130
+    except Exception as e:  # internal error: short message, details only on request
+        sys.stderr.write(f"internal error: {type(e).__name__}: {e}\n")
+        if __import__("os").environ.get("ADAMM_DEBUG"):
+            traceback.print_exc()
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

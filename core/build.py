@@ -1,0 +1,236 @@
+"""Construction: ingest -> OCR -> embeddings -> per round (extract, induce, materialize, hierarchy).
+
+`build(store, histories, deps, config)` is incremental: rounds already
+processed are never touched again, new rounds continue the statistics where
+they stopped, so building in several calls equals building at once. Each
+round is processed in its own transaction and marked processed in it, so a
+process killed at any point leaves a usable memory and a rerun completes it
+with no duplicates.
+
+The work that cannot be avoided (each image OCR'd once, each text embedded
+once in batches) happens in batched stages before the per-round loop.
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Protocol, Sequence
+
+import numpy as np
+
+from .config import Config
+from .model import BuildReport, History, Observation, Round
+from .protocols import LLM, OCR, ImageEncoder, TextEncoder
+from .store import Store
+
+Progress = Callable[[str, int, int], None]  # (stage, done, total)
+
+STAGES = ("store", "ocr", "embed", "extract", "induce", "materialize", "hierarchy")
+
+
+class Extractor(Protocol):
+    name: str
+
+    def extract(self, round: Round, ocr: dict[str, str]) -> list[Observation]: ...
+
+
+@dataclass
+class BuildDeps:
+    """Everything a build needs that is expensive or external, passed in."""
+
+    text_encoder: TextEncoder
+    image_encoder: ImageEncoder
+    ocr: OCR
+    extractor: Extractor
+    llm: LLM | None = None
+    image_encoder_label: str = ""
+
+
+@dataclass
+class _Timer:
+    seconds: dict[str, float] = field(default_factory=lambda: {s: 0.0 for s in STAGES})
+
+    def add(self, stage: str, t0: float) -> float:
+        now = time.perf_counter()
+        self.seconds[stage] = self.seconds.get(stage, 0.0) + now - t0
+        return now
+
+
+def _noop(stage: str, done: int, total: int) -> None:
+    pass
+
+
+OCR_COMMIT_EVERY = 16
+
+
+def run_ocr(store: Store, ocr: OCR, progress: Progress = _noop) -> int:
+    """OCR every stored image that has bytes and no OCR text yet; identical bytes are OCR'd once.
+
+    Commits every few images so a killed build keeps what it read. Returns
+    the number of images OCR'd by the engine (cache hits not counted).
+    """
+    todo = store.con.execute(
+        "SELECT image_id, sha256 FROM images WHERE sha256 IS NOT NULL AND ocr_text IS NULL ORDER BY round_id, position"
+    ).fetchall()
+    done_by_sha: dict[str, tuple[str, str]] = {}
+    ran = 0
+    for k in range(0, len(todo), OCR_COMMIT_EVERY):
+        with store.transaction():
+            for image_id, sha in todo[k : k + OCR_COMMIT_EVERY]:
+                hit = done_by_sha.get(sha) or store.ocr_by_sha(sha)
+                if hit is None:
+                    data = store.image_bytes(image_id)
+                    res = ocr.read(data) if data else None
+                    text = res.text if res else ""
+                    lines = json.dumps([[l.text, list(l.box), l.score] for l in (res.lines if res else ())])
+                    hit = (text, lines)
+                    ran += 1
+                done_by_sha[sha] = hit
+                store.con.execute(
+                    "UPDATE images SET ocr_text = ?, ocr_lines = ?, ocr_engine = ? WHERE image_id = ?",
+                    [hit[0], hit[1], ocr.name, image_id],
+                )
+        progress("ocr", min(k + OCR_COMMIT_EVERY, len(todo)), len(todo))
+    return ran
+
+
+def event_text(round: Round, ocr: dict[str, str]) -> str:
+    """The text of an event: dialogue, then image captions, then OCR text."""
+    parts = [round.text]
+    for img in round.images:
+        if img.caption:
+            parts.append(f"[image {img.image_id}] {img.caption}")
+        if ocr.get(img.image_id):
+            parts.append(f"[text in image {img.image_id}] {ocr[img.image_id]}")
+    return "\n".join(parts)
+
+
+def _insert_observations(store: Store, round_id: str, obs: Sequence[Observation]) -> None:
+    rows = [
+        (
+            round_id, seq, o.attribute, o.raw_value, o.number, o.unit, o.value_kind, o.source, o.speaker,
+            o.utterance_index, o.start, o.end, o.image_id, o.label, o.extractor,
+        )
+        for seq, o in enumerate(obs)
+    ]
+    store.con.execute("DELETE FROM observations WHERE round_id = ?", [round_id])
+    if rows:
+        store.con.executemany("INSERT INTO observations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+
+
+def build(
+    store: Store,
+    histories: Sequence[History],
+    deps: BuildDeps,
+    config: Config,
+    progress: Progress = _noop,
+) -> BuildReport:
+    """Ingest `histories` (may be empty: then only pending rounds are processed) and build both memories."""
+    from .hierarchy import Hierarchy
+    from .induction import InductionStore
+    from .materialize import Materializer
+
+    t_start = time.perf_counter()
+    timer = _Timer()
+    t0 = time.perf_counter()
+    changed: list[str] = []
+    added = 0
+    for i, h in enumerate(histories, start=1):
+        res = store.ingest(h)
+        added += res.rounds_added
+        changed += list(res.changed_rounds)
+        progress("store", i, len(histories))
+    t0 = timer.add("store", t0)
+
+    images_ocr = run_ocr(store, deps.ocr, progress)
+    t0 = timer.add("ocr", t0)
+
+    pending = store.rounds(pending_only=True)
+    ocr_by_round = _ocr_texts(store, [r.round_id for _, r in pending])
+    texts = [event_text(r, ocr_by_round.get(r.round_id, {})) for _, r in pending]
+    text_vectors = deps.text_encoder.encode(texts) if texts else np.zeros((0, deps.text_encoder.dim), np.float32)
+    image_vectors = _image_vectors(store, deps.image_encoder, pending)
+    progress("embed", len(pending), len(pending))
+    t0 = timer.add("embed", t0)
+
+    induction = InductionStore(store.con, config)
+    materializer = Materializer(store.con, llm=deps.llm)
+    hierarchy = Hierarchy(store.con, deps.text_encoder, deps.image_encoder, config, llm=deps.llm)
+    fallbacks: list[str] = []
+    for i, (order, r) in enumerate(pending):
+        ocr = ocr_by_round.get(r.round_id, {})
+        with store.transaction():
+            t0 = time.perf_counter()
+            obs = deps.extractor.extract(r, ocr)
+            fb = getattr(deps.extractor, "last_fallback", None)
+            if fb:
+                fallbacks.append(f"extract {r.round_id}: {fb}")
+            _insert_observations(store, r.round_id, obs)
+            t0 = timer.add("extract", t0)
+            update = induction.update(order, frozenset(o.attribute for o in obs))
+            t0 = timer.add("induce", t0)
+            for ev in update.events:
+                if ev.kind in ("discovered", "evolved"):
+                    materializer.apply(ev.schema_id, ev.pattern, order)
+            materializer.add_round(order, r.round_id)
+            t0 = timer.add("materialize", t0)
+            hierarchy.insert(
+                order, r, ocr,
+                image_vectors={k: v for k, v in image_vectors.items() if k in {im.image_id for im in r.images}},
+                text_vector=text_vectors[i],
+            )
+            store.con.execute("UPDATE rounds SET processed = true WHERE round_id = ?", [r.round_id])
+            timer.add("hierarchy", t0)
+        progress("rounds", i + 1, len(pending))
+
+    store.set_meta("text_encoder", deps.text_encoder.name)
+    store.set_meta("image_encoder", deps.image_encoder_label or deps.image_encoder.name)
+    s = store.summary()
+    report = BuildReport(
+        sessions=s["sessions"], rounds=s["rounds"], rounds_added=added, images=s["images"],
+        images_ocr=s["images_ocr"], observations=s["observations"], schemas=s["schemas"],
+        episodes=s["episodes"], topics=s["topics"],
+        image_encoder=deps.image_encoder_label or deps.image_encoder.name, text_encoder=deps.text_encoder.name,
+        seconds=round(time.perf_counter() - t_start, 3), changed_rounds=tuple(changed),
+        fallbacks=tuple(fallbacks), stage_seconds=tuple((k, round(v, 3)) for k, v in timer.seconds.items()),
+    )
+    _record_run(store, report, images_ocr)
+    return report
+
+
+def _ocr_texts(store: Store, round_ids: list[str]) -> dict[str, dict[str, str]]:
+    out: dict[str, dict[str, str]] = {}
+    if not round_ids:
+        return out
+    rows = store.con.execute(
+        "SELECT round_id, image_id, ocr_text FROM images WHERE round_id IN (SELECT unnest(?)) "
+        "AND ocr_text IS NOT NULL AND ocr_text <> '' ORDER BY round_id, position",
+        [round_ids],
+    ).fetchall()
+    for rid, iid, text in rows:
+        out.setdefault(rid, {})[iid] = text
+    return out
+
+
+def _image_vectors(store: Store, encoder: ImageEncoder, pending: list[tuple[int, Round]]) -> dict[str, np.ndarray]:
+    ids = [im.image_id for _, r in pending for im in r.images if im.sha256]
+    if not ids:
+        return {}
+    blobs = [store.image_bytes(i) for i in ids]
+    keep = [(i, b) for i, b in zip(ids, blobs) if b]
+    if not keep:
+        return {}
+    vecs = encoder.encode_images([b for _, b in keep])
+    return {i: vecs[k] for k, (i, _) in enumerate(keep)}
+
+
+def _record_run(store: Store, report: BuildReport, images_ocr: int) -> None:
+    from dataclasses import asdict
+
+    run_id = store.con.execute("SELECT coalesce(max(run_id), 0) + 1 FROM runs").fetchone()[0]
+    payload = asdict(report) | {"images_ocr_this_run": images_ocr}
+    store.con.execute(
+        "INSERT INTO runs VALUES (?, 'build', now() - to_microseconds(CAST(? * 1e6 AS BIGINT)), now(), ?)",
+        [run_id, report.seconds, json.dumps(payload, default=str)],
+    )

@@ -1,0 +1,125 @@
+"""The CLI's commands. Input errors raise InputError (exit 2); see core/__main__.py."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from .config import DEFAULT
+from .errors import InputError
+
+
+def config_from_args(args) -> "object":
+    """Config with --set overrides; a bad name or value is an argument error (exit 2)."""
+    changes = {}
+    for item in args.set:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise InputError("--set", item, "expected NAME=VALUE")
+        current = getattr(DEFAULT, name, None)
+        if current is None:
+            raise InputError("--set", item, f"unknown parameter {name!r}")
+        try:
+            changes[name] = type(current)(value)
+        except ValueError:
+            raise InputError("--set", item, f"{name} takes a {type(current).__name__}") from None
+    return DEFAULT.with_(**changes)
+
+
+def _progress_bar(enabled: bool):
+    """A (stage, done, total) callback drawing one tqdm bar per stage on stderr."""
+    if not enabled:
+        return lambda stage, done, total: None
+    from tqdm import tqdm
+
+    bars: dict[str, tqdm] = {}
+
+    def progress(stage: str, done: int, total: int) -> None:
+        bar = bars.get(stage)
+        if bar is None:
+            bar = bars[stage] = tqdm(total=total, desc=f"{stage:>8}", unit="it", file=sys.stderr, leave=True)
+        bar.total = total
+        bar.n = done
+        bar.refresh()
+        if done >= total:
+            bar.close()
+
+    return progress
+
+
+def read_inputs(paths: list[str], fmt: str | None, images: str | None, config, allow_missing: bool):
+    """Parse every input; the first bad file stops the command before anything is stored."""
+    from .formats import read_file, read_upload
+
+    histories = []
+    for p in paths:
+        path = Path(p)
+        if not path.exists():
+            raise InputError(p, "", "no such file")
+        if path.suffix.lower() == ".zip":
+            report = read_upload([(path.name, path.read_bytes())], fmt=fmt, config=config,
+                                 allow_missing_images=allow_missing)
+            for fr in report.files:
+                if fr.error is not None:
+                    raise fr.error
+                histories += list(fr.histories)
+        else:
+            histories += read_file(path, images=images, fmt=fmt, config=config, allow_missing_images=allow_missing)
+    return histories
+
+
+def cmd_build(args) -> int:
+    from .build import build
+    from .deps import make_build_deps, make_llm
+    from .store import Store
+
+    config = config_from_args(args)
+    histories = read_inputs(args.inputs, args.format, args.images, config, args.allow_missing_images)
+    with Store(args.store) as store:
+        llm = make_llm(args.backend, args.model_path, cache_con=store.con)
+        deps = make_build_deps(config, cache_con=store.con, llm=llm, clip_checkpoint=args.clip_checkpoint,
+                               clip_model=args.clip_model)
+        report = build(store, histories, deps, config, progress=_progress_bar(not args.quiet))
+    print(
+        f"built {args.store}: {report.sessions} sessions, {report.rounds} rounds (+{report.rounds_added} new), "
+        f"{report.images} images, {report.images_ocr} OCR'd, {report.observations} observations, "
+        f"{report.schemas} schemas, {report.episodes} episodes, {report.topics} topics; "
+        f"text encoder {report.text_encoder}, image encoder {report.image_encoder}; {report.seconds:.1f} s"
+    )
+    if report.changed_rounds:
+        print(f"warning: {len(report.changed_rounds)} round(s) changed under the same id and were kept as stored: "
+              + ", ".join(report.changed_rounds[:10]), file=sys.stderr)
+    if report.fallbacks:
+        print(f"note: {len(report.fallbacks)} language-model step(s) fell back to rules", file=sys.stderr)
+    return 0
+
+
+def cmd_ask(args) -> int:
+    from .query import open_engine
+
+    config = config_from_args(args)
+    if not Path(args.store).exists():
+        raise InputError(args.store, "", "no such memory file (build it first with `python -m core build`)")
+    with open_engine(args.store, config, backend=args.backend, model_path=args.model_path) as engine:
+        trace = engine.ask(args.question, ablation=args.ablation)
+        payload = trace.to_dict()
+        if args.attribute:
+            from .attribution import attribute_trace
+
+            payload["attribution"] = attribute_trace(engine, trace)
+    if args.json:
+        print(json.dumps(payload, indent=2, default=str))
+    else:
+        print(payload["answer"])
+    return 0
+
+
+def cmd_eval(args) -> int:
+    from .evaluation.runner import run_eval
+
+    config = config_from_args(args)
+    summary = run_eval(args.input, args.out, config=config, fmt=args.format, ablation=args.ablation,
+                       limit=args.limit, backend=args.backend, model_path=args.model_path,
+                       store_path=args.store, progress=_progress_bar(not args.quiet))
+    print(json.dumps(summary, indent=2))
+    return 0

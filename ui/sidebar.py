@@ -1,0 +1,58 @@
+"""The shared sidebar: which memory, which language-model backend."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import streamlit as st
+
+from . import state
+from .resources import memory_files
+
+
+def _on_pick() -> None:
+    state.put(state.STORE_PATH, st.session_state["sb_memory"])
+
+
+def _on_create() -> None:
+    name = st.session_state.get("sb_new_name", "").strip()
+    safe = "".join(c for c in name if c.isalnum() or c in "-_") or "memory"
+    path = str(state.MEMORY_DIR / f"{safe}.duckdb")
+    state.put(state.STORE_PATH, path)
+    st.session_state["sb_memory"] = path
+    st.session_state["sb_new_name"] = ""
+
+
+def render_sidebar() -> None:
+    with st.sidebar:
+        st.subheader("Memory")
+        current = state.store_path()
+        options = list(dict.fromkeys([current, str(state.DEFAULT_STORE), *memory_files(state.MEMORY_DIR)]))
+        if st.session_state.get("sb_memory") not in options:
+            st.session_state["sb_memory"] = current
+        st.selectbox("Memory file", options, key="sb_memory", on_change=_on_pick,
+                     format_func=lambda p: Path(p).name,
+                     help="A DuckDB file holding one memory. New memories are created under memories/.")
+        st.text_input("New memory name", key="sb_new_name", placeholder="e.g. my-health-log")
+        st.button("Create new memory", key="sb_create", on_click=_on_create,
+                  disabled=not st.session_state.get("sb_new_name", "").strip())
+        current = state.store_path()
+        st.caption(f"`{current}`" + ("" if Path(current).exists() else " (not built yet)"))
+
+        st.subheader("Language model")
+        backends = ["rules", "openai", "local"]
+        backend = st.radio("Backend", backends, key="sb_backend", index=backends.index(state.backend()),
+                           horizontal=True,
+                           help="rules: no model (default). openai: any OpenAI-compatible endpoint from "
+                                "OPENAI_BASE_URL / OPENAI_API_KEY / ADAMM_LLM_MODEL. local: a GGUF file served "
+                                "in-process by llama.cpp.")
+        state.put(state.BACKEND, backend)
+        if backend == "local":
+            path = st.text_input("GGUF model file", value=state.get(state.MODEL_PATH, ""), key="sb_gguf")
+            state.put(state.MODEL_PATH, path)
+            if path and not Path(path).is_file():
+                st.warning(f"No such file: {path}")
+        elif backend == "openai":
+            model = os.environ.get("ADAMM_LLM_MODEL", "")
+            st.caption(f"Model: `{model or 'not set'}` at `{os.environ.get('OPENAI_BASE_URL', 'api.openai.com')}`"
+                       + ("" if os.environ.get("OPENAI_API_KEY") else " (no API key set)"))

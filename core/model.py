@@ -72,6 +72,8 @@ class QA:
     category: int | None = None
     options: tuple[tuple[str, str], ...] = ()
     refusal: bool = False
+    answer_kind: str = ""  # number | date | updown | yesno | text | refusal ("" = infer)
+    tolerance: float | None = None  # for numeric answers
 
 
 @dataclass(frozen=True)

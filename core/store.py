@@ -46,7 +46,8 @@ MIGRATIONS: list[tuple[int, str]] = [
         CREATE TABLE blobs(sha256 VARCHAR PRIMARY KEY, data BLOB NOT NULL);
         CREATE TABLE qas(
             qa_id VARCHAR PRIMARY KEY, source VARCHAR, question VARCHAR, answer VARCHAR,
-            clues JSON, qtype VARCHAR, category INTEGER, options JSON, refusal BOOLEAN);
+            clues JSON, qtype VARCHAR, category INTEGER, options JSON, refusal BOOLEAN,
+            answer_kind VARCHAR, tolerance DOUBLE);
         CREATE TABLE observations(
             round_id VARCHAR NOT NULL, seq INTEGER NOT NULL, attribute VARCHAR NOT NULL,
             raw_value VARCHAR, number DOUBLE, unit VARCHAR, value_kind VARCHAR,
@@ -280,13 +281,13 @@ class Store:
         rows = [
             (
                 q.qa_id, history.source, q.question, q.answer, json.dumps(list(q.clues)), q.qtype,
-                q.category, json.dumps([list(o) for o in q.options]), q.refusal,
+                q.category, json.dumps([list(o) for o in q.options]), q.refusal, q.answer_kind, q.tolerance,
             )
             for q in history.qas
         ]
         for k in range(0, len(rows), CHUNK_SIZE):
             con.executemany(
-                "INSERT INTO qas VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", rows[k : k + CHUNK_SIZE]
+                "INSERT INTO qas VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", rows[k : k + CHUNK_SIZE]
             )
         return con.execute("SELECT count(*) FROM qas").fetchone()[0] - before
 
@@ -382,7 +383,7 @@ class Store:
         return (row[0], row[1]) if row else None
 
     def qas(self, source: str | None = None) -> list[QA]:
-        sql = "SELECT qa_id, question, answer, clues, qtype, category, options, refusal FROM qas"
+        sql = "SELECT qa_id, question, answer, clues, qtype, category, options, refusal, answer_kind, tolerance FROM qas"
         params: list = []
         if source is not None:
             sql += " WHERE source = ?"
@@ -392,6 +393,7 @@ class Store:
             QA(
                 qa_id=r[0], question=r[1], answer=r[2], clues=tuple(json.loads(r[3] or "[]")), qtype=r[4] or "",
                 category=r[5], options=tuple(tuple(o) for o in json.loads(r[6] or "[]")), refusal=bool(r[7]),
+                answer_kind=r[8] or "", tolerance=r[9],
             )
             for r in rows
         ]

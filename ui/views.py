@@ -37,7 +37,10 @@ def round_view(store: Store, round_id: str, *, span: tuple[int, int, int] | None
             data = store.image_bytes(img.image_id)
             with c1:
                 if data:
-                    st.image(data, caption=img.image_id, width="stretch")
+                    try:
+                        st.image(data, caption=img.image_id, width="stretch")
+                    except Exception as e:  # a stored blob that no longer decodes: say so, keep the page
+                        st.warning(f"{img.image_id}: cannot display ({type(e).__name__})")
                 else:
                     st.caption(f"{img.image_id} (image not available)")
             with c2:

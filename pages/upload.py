@@ -1,0 +1,5 @@
+"""upload page (being built)."""
+import streamlit as st
+
+st.title("upload")
+st.info("This page is not built yet.")

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
+import duckdb
 import numpy as np
 
 from ..protocols import TextEncoder
@@ -85,7 +86,9 @@ class MiniLMEncoder:
     def __init__(self, model: Any, *, batch_size: int = BATCH_SIZE):
         self.model = model
         self.batch_size = batch_size
-        dim = model.get_sentence_embedding_dimension() if hasattr(model, "get_sentence_embedding_dimension") else MINILM_DIM
+        # the method was renamed in sentence-transformers 6; accept both
+        get_dim = getattr(model, "get_embedding_dimension", None) or getattr(model, "get_sentence_embedding_dimension", None)
+        dim = get_dim() if get_dim else MINILM_DIM
         if dim != MINILM_DIM:
             raise ValueError(f"MiniLMEncoder: the model gives {dim}-d embeddings, expected {MINILM_DIM} for {MINILM_NAME}")
         self.dim = MINILM_DIM
@@ -123,6 +126,8 @@ class CachedTextEncoder:
 
     No transaction is opened here (the caller may already hold one on `con`);
     each write is one INSERT, and a lost write only costs a recomputation.
+    On a read-only connection (the app answering questions) lookups still
+    work and new embeddings are simply not stored (`writable` turns False).
     Raises ValueError at construction when `con` has no `embed_cache` table,
     and when `inner` returns an array of the wrong shape.
     """
@@ -137,6 +142,7 @@ class CachedTextEncoder:
         self.hits = 0
         self.misses = 0
         self.calls = 0
+        self.writable = True
         row = self.con.execute(
             "SELECT count(*) FROM information_schema.columns WHERE table_name = 'embed_cache' "
             "AND column_name IN ('key', 'model', 'vector')"
@@ -191,11 +197,18 @@ class CachedTextEncoder:
         return found
 
     def _store(self, new: dict[str, np.ndarray]) -> None:
+        if not self.writable:
+            return
         keys = list(new)
         vectors = [v.tolist() for v in new.values()]
-        # one statement for the whole batch: executemany is row-by-row and slow in DuckDB
-        self.con.execute(
-            "INSERT OR REPLACE INTO embed_cache(key, model, vector) "
-            "SELECT k, ?, v FROM (SELECT unnest(?::VARCHAR[]) AS k, unnest(?::FLOAT[][]) AS v)",
-            [self.name, keys, vectors],
-        )
+        try:
+            # one statement for the whole batch: executemany is row-by-row and slow in DuckDB
+            self.con.execute(
+                "INSERT OR REPLACE INTO embed_cache(key, model, vector) "
+                "SELECT k, ?, v FROM (SELECT unnest(?::VARCHAR[]) AS k, unnest(?::FLOAT[][]) AS v)",
+                [self.name, keys, vectors],
+            )
+        except duckdb.Error as e:
+            if "read-only" not in str(e).lower():
+                raise
+            self.writable = False

@@ -1,0 +1,193 @@
+"""OCR with rapidocr (onnxruntime; the models ship in the rapidocr wheel).
+
+Text layout convention (other components parse it; keep it stable)
+------------------------------------------------------------------
+`RapidOcr.read(png)` returns OcrResult(text, lines) where:
+
+* `lines` are the recognised text boxes in READING ORDER: visual rows from
+  top to bottom, and within a row boxes from left to right. Each box is an
+  OcrLine(text, (x0, y0, x1, y1) axis-aligned pixel box, score).
+* A visual ROW is a set of boxes whose vertical centres overlap: a box joins
+  the current row when its vertical centre lies inside the row's vertical
+  band or the row's centre lies inside the box. So a small label and a big
+  value printed side by side share a row, while a label printed above its
+  value starts a row of its own.
+* `text` has exactly one line per row; boxes of a row are joined by " | ".
+  Box text has its whitespace collapsed to single spaces; a literal " | "
+  inside a box is written as " / " so that splitting `text` on "\n" and then
+  on " | " gives back the boxes of `lines`, in order, one to one.
+
+How a label-value extractor reads the two dashboard layouts:
+
+* label left, value right  -> one row "Distance | 6.2 km": pair cell k with
+  cell k+1 of the same row.
+* label above value        -> two rows "Steps | Heart rate" then
+  "8,432 | 72 bpm": pair a cell with the cell of the NEXT row that lies below
+  it (`cell_below`, by horizontal overlap of the boxes); when both rows have
+  the same number of cells this is the k-th cell of the next row.
+* rapidocr may merge a label and a value printed close together into one box
+  ("Distance 6.2 km"): extractors should also look for a value inside a cell.
+
+An image without text (or a 0-byte input) gives OcrResult("", ()).
+"""
+from __future__ import annotations
+
+import re
+import threading
+from typing import Any, Sequence
+
+import numpy as np
+
+from ..config import DEFAULT
+from ..protocols import OcrLine, OcrResult
+from .decoding import decode_rgb
+
+CELL_SEP = " | "
+_WS = re.compile(r"\s+")
+
+
+def make_rapidocr_engine(threads: int = 1) -> Any:
+    """A rapidocr.RapidOCR engine on onnxruntime with the models from its wheel.
+
+    `threads` bounds onnxruntime's intra-op threads (1 by default: predictable
+    timings on a shared machine, no oversubscription). Raises ImportError with
+    the pip command when rapidocr is missing.
+    """
+    try:
+        from rapidocr import RapidOCR
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError(f"OCR needs rapidocr and onnxruntime: pip install rapidocr==3.10.0 onnxruntime ({e})") from e
+    return RapidOCR(
+        params={
+            "EngineConfig.onnxruntime.intra_op_num_threads": threads,
+            "EngineConfig.onnxruntime.inter_op_num_threads": 1,
+            "Global.log_level": "error",  # "no text found" is a normal outcome, not a warning
+        }
+    )
+
+
+def _clean(text: str) -> str:
+    return _WS.sub(" ", text).strip().replace(CELL_SEP, " / ")
+
+
+def _centre(line: OcrLine) -> float:
+    return (line.box[1] + line.box[3]) / 2.0
+
+
+def group_rows(lines: Sequence[OcrLine]) -> tuple[tuple[OcrLine, ...], ...]:
+    """Group boxes into visual rows (see the module docstring), top to bottom, each left to right.
+
+    Works on any OcrLine sequence (also lines read back from storage).
+    Deterministic: ties are broken by x, then by text.
+    """
+    ordered = sorted(lines, key=lambda ln: (_centre(ln), ln.box[0], ln.text))
+    rows: list[list[OcrLine]] = []
+    band: tuple[float, float] = (0.0, 0.0)  # mean y0, mean y1 of the current row
+    for ln in ordered:
+        c = _centre(ln)
+        if rows:
+            row_c = (band[0] + band[1]) / 2.0
+            if band[0] <= c <= band[1] or ln.box[1] <= row_c <= ln.box[3]:
+                rows[-1].append(ln)
+                n = len(rows[-1])
+                # a mean band, not the union: the union grows until it swallows the next row
+                band = (band[0] + (ln.box[1] - band[0]) / n, band[1] + (ln.box[3] - band[1]) / n)
+                continue
+        rows.append([ln])
+        band = (ln.box[1], ln.box[3])
+    return tuple(tuple(sorted(r, key=lambda ln: (ln.box[0], ln.box[1], ln.text))) for r in rows)
+
+
+def layout_text(rows: Sequence[Sequence[OcrLine]]) -> str:
+    """The `text` of an OcrResult: one line per row, cells joined by " | "."""
+    return "\n".join(CELL_SEP.join(ln.text for ln in row) for row in rows)
+
+
+def cell_below(cell: OcrLine, row: Sequence[OcrLine]) -> OcrLine | None:
+    """The box of `row` that lies under `cell` (largest horizontal overlap), or None.
+
+    For "label above value" layouts: `cell_below(label, next_row)` is the
+    value. Boxes that do not overlap horizontally never match.
+    """
+    best, best_overlap = None, 0.0
+    for other in row:
+        overlap = min(cell.box[2], other.box[2]) - max(cell.box[0], other.box[0])
+        if overlap > best_overlap:
+            best, best_overlap = other, overlap
+    return best
+
+
+def lines_from_json(data: Any) -> tuple[OcrLine, ...]:
+    """OcrLines back from the `images.ocr_lines` JSON (a str or the parsed list).
+
+    Accepts the items the build writes, [text, [x0, y0, x1, y1], score], and
+    dicts {"text", "box", "score"}. Raises ValueError naming the item index
+    for anything else. `group_rows(lines_from_json(...))` gives the rows again.
+    """
+    import json
+
+    items = json.loads(data) if isinstance(data, (str, bytes)) else (data or [])
+    out = []
+    for i, item in enumerate(items):
+        try:
+            if isinstance(item, dict):
+                text, box, score = item["text"], item["box"], item.get("score", 1.0)
+            else:
+                text, box, score = item
+            x0, y0, x1, y1 = (float(v) for v in box)
+            out.append(OcrLine(str(text), (x0, y0, x1, y1), float(score)))
+        except (KeyError, TypeError, ValueError) as e:
+            raise ValueError(f"ocr_lines[{i}]: expected [text, [x0, y0, x1, y1], score], got {item!r} ({e})") from None
+    return tuple(out)
+
+
+class RapidOcr:
+    """OCR protocol implementation over rapidocr; see the module docstring for the text layout.
+
+    `engine` is a rapidocr.RapidOCR (or anything callable the same way);
+    None means `make_rapidocr_engine()` built on the first `read` (the
+    models load in about a second). Calls are serialised with a lock: one
+    engine is not safe to share between threads.
+    """
+
+    def __init__(self, engine: Any = None, *, max_pixels: int = DEFAULT.max_image_pixels):
+        self._engine = engine
+        self._lock = threading.Lock()
+        self.max_pixels = max_pixels
+        try:
+            from importlib.metadata import version
+
+            self.name = f"rapidocr-{version('rapidocr')}"
+        except Exception:  # pragma: no cover - metadata missing
+            self.name = "rapidocr"
+
+    def read(self, image: bytes, *, source: str = "image") -> OcrResult:
+        """OCR one encoded image. 0 bytes or no text -> OcrResult("", ()).
+
+        Raises core.errors.InputError naming `source` when the bytes are not a
+        decodable image or exceed `max_pixels`.
+        """
+        if image is not None and len(image) == 0:
+            return OcrResult("", ())
+        rgb = decode_rgb(image, source=source, max_pixels=self.max_pixels)
+        with self._lock:
+            if self._engine is None:
+                self._engine = make_rapidocr_engine()
+            raw = self._engine(rgb)
+        boxes = getattr(raw, "boxes", None)
+        txts = getattr(raw, "txts", None)
+        scores = getattr(raw, "scores", None)
+        if boxes is None or txts is None:
+            return OcrResult("", ())
+        if scores is None:
+            scores = [1.0] * len(txts)
+        lines = []
+        for pts, txt, score in zip(boxes, txts, scores):
+            text = _clean(str(txt))
+            if not text:
+                continue
+            p = np.asarray(pts, dtype=np.float64).reshape(-1, 2)
+            box = (float(p[:, 0].min()), float(p[:, 1].min()), float(p[:, 0].max()), float(p[:, 1].max()))
+            lines.append(OcrLine(text=text, box=box, score=float(score)))
+        rows = group_rows(lines)
+        return OcrResult(text=layout_text(rows), lines=tuple(ln for row in rows for ln in row))

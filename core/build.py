@@ -20,6 +20,7 @@ from typing import Callable, Protocol, Sequence
 import numpy as np
 
 from .config import Config
+from .errors import InputError
 from .model import BuildReport, History, Observation, Round
 from .protocols import LLM, OCR, ImageEncoder, TextEncoder
 from .store import Store
@@ -81,7 +82,12 @@ def run_ocr(store: Store, ocr: OCR, progress: Progress = _noop) -> int:
                 hit = done_by_sha.get(sha) or store.ocr_by_sha(sha)
                 if hit is None:
                     data = store.image_bytes(image_id)
-                    res = ocr.read(data) if data else None
+                    try:
+                        res = ocr.read(data) if data else None
+                    except InputError:
+                        # validated at ingest, so this is a decoder disagreement: keep the build going
+                        # with no text for this image rather than losing the whole build
+                        res = None
                     text = res.text if res else ""
                     lines = json.dumps([[l.text, list(l.box), l.score] for l in (res.lines if res else ())])
                     hit = (text, lines)

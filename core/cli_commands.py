@@ -59,6 +59,8 @@ def read_inputs(paths: list[str], fmt: str | None, images: str | None, config, a
         if path.suffix.lower() == ".zip":
             report = read_upload([(path.name, path.read_bytes())], fmt=fmt, config=config,
                                  allow_missing_images=allow_missing)
+            if report.error is not None:
+                raise report.error
             for fr in report.files:
                 if fr.error is not None:
                     raise fr.error

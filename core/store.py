@@ -19,7 +19,7 @@ from typing import Iterator
 
 import duckdb
 
-from .errors import MemoryBusyError
+from .errors import InputError, MemoryBusyError
 from .model import QA, History, ImageRef, Round, Utterance
 
 # Numbered migrations. Never edit a released one: append a new number.
@@ -199,7 +199,8 @@ class Store:
         changed: list[str] = []
         session_pos = {s.session_id: i for i, s in enumerate(history.sessions)}
         rounds = sorted(history.rounds, key=lambda r: (r.time, session_pos[r.session_id], r.index_in_session))
-        stored = self._hashes([r.round_id for r in rounds])
+        stored_rows = self._hashes([r.round_id for r in rounds])
+        stored = {rid: h for rid, (h, _) in stored_rows.items()}
         for r in rounds:
             h = round_hash(r)
             old = stored.get(r.round_id)
@@ -207,8 +208,28 @@ class Store:
                 new_rounds.append((r, h))
             elif old == h:
                 unchanged += 1
+            elif stored_rows[r.round_id][1] != history.source:
+                # another file owns this id (LoCoMo and MemEye ids repeat across conversations):
+                # calling it a "change" would silently drop the new round
+                raise InputError(
+                    history.source, f"round {r.round_id}",
+                    f"round id already belongs to {stored_rows[r.round_id][1]!r} with different content; "
+                    "build each conversation into its own memory",
+                )
             else:
                 changed.append(r.round_id)
+        # images.image_id is the primary key: an id already owned by another round would be
+        # dropped by ON CONFLICT DO NOTHING, silently leaving the new round without its image.
+        new_images = {i.image_id: r.round_id for r, _ in new_rounds for i in r.images}
+        if new_images:
+            clash = self.con.execute(
+                "SELECT image_id, round_id FROM images WHERE image_id IN (SELECT unnest(?))", [list(new_images)]
+            ).fetchone()
+            if clash is not None:
+                raise InputError(
+                    history.source, f"round {new_images[clash[0]]}",
+                    f"image id {clash[0]!r} already belongs to stored round {clash[1]!r}",
+                )
         with self.transaction() as con:
             start = con.execute("SELECT coalesce(max(round_order), 0) FROM rounds").fetchone()[0]
             known_sessions = {
@@ -267,13 +288,13 @@ class Store:
             qas_added=qas_added,
         )
 
-    def _hashes(self, round_ids: list[str]) -> dict[str, str]:
+    def _hashes(self, round_ids: list[str]) -> dict[str, tuple[str, str]]:
         if not round_ids:
             return {}
         rows = self.con.execute(
-            "SELECT round_id, content_hash FROM rounds WHERE round_id IN (SELECT unnest(?))", [round_ids]
+            "SELECT round_id, content_hash, source FROM rounds WHERE round_id IN (SELECT unnest(?))", [round_ids]
         ).fetchall()
-        return dict(rows)
+        return {rid: (h, src) for rid, h, src in rows}
 
     @staticmethod
     def _ingest_qas(con, history: History) -> int:

@@ -112,3 +112,14 @@ def test_second_writer_process_is_told_memory_is_busy(tmp_path):
     finally:
         holder.stdin.close()
         holder.wait(timeout=30)
+
+
+def test_same_round_id_from_another_file_is_refused_not_called_a_change(tmp_path):
+    from core.errors import InputError
+
+    with Store(tmp_path / "m.duckdb") as s:
+        s.ingest(_history(source="a.json"))
+        before = s.summary()
+        with pytest.raises(InputError, match="already belongs to 'a.json'"):
+            s.ingest(_history(text="other conversation", source="b.json"))
+        assert s.summary() == before

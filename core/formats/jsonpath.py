@@ -10,6 +10,7 @@ from typing import Any
 
 from ..errors import InputError
 
+TOP = "top level"  # the place of a fault in the document's root value
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 _JSON_NAMES = {
@@ -61,7 +62,7 @@ class Reader:
 
     def fail(self, place: str, fault: str) -> InputError:
         """The error to raise (callers write `raise r.fail(...)` so control flow stays visible)."""
-        return InputError(self.file, place, fault)
+        return InputError(self.file, place or TOP, fault)
 
     def check(self, value: Any, place: str, types: tuple[type, ...]) -> Any:
         """`value` if it is one of `types` (bool never counts as a number), else an InputError."""

@@ -1,0 +1,165 @@
+"""LoCoMo JSON -> History, one per conversation sample.
+
+A file holds one sample, either flat (`speaker_a`, `speaker_b`, `session_N`,
+`session_N_date_time`, `qa`, ...) or nested (`{"conversation": {...}, "qa":
+[...], "sample_id": ...}` as in locomo10.json), or a list of samples.
+Each turn becomes one round (round id = its `dia_id`, session id `D<N>`,
+time = the session's time; `index_in_session` keeps turn order). A turn's
+picture is only described: `blip_caption` becomes the ImageRef caption and the
+`img_url` stays in `path` as text, never fetched.
+"""
+from __future__ import annotations
+
+import re
+from itertools import zip_longest
+
+from ..model import QA, History, ImageRef, Round, Session, Utterance
+from .dates import parse_datetime
+from .jsonpath import Reader, at
+
+FORMAT = "locomo"
+REFUSAL_ANSWER = "Not mentioned"
+ADVERSARIAL = 5
+_SESSION = re.compile(r"session_(\d+)\Z")
+_EVIDENCE_SPLIT = re.compile(r"[;,\s]+")
+
+
+def looks_like(obj: object) -> bool:
+    """A LoCoMo sample or a non-empty list whose first item is one."""
+    if isinstance(obj, list):
+        return bool(obj) and _is_sample(obj[0])
+    return _is_sample(obj)
+
+
+def _is_sample(obj: object) -> bool:
+    if not isinstance(obj, dict):
+        return False
+    if isinstance(obj.get("conversation"), dict):
+        return True
+    return "speaker_a" in obj or any(_SESSION.match(k) for k in obj if isinstance(k, str))
+
+
+def parse(obj: object, file: str, source: str, stem: str) -> list[History]:
+    """One History per sample; InputError(file, place, fault) at the first fault.
+
+    Faults: a top level that is neither a sample nor a list of samples,
+    mistyped fields, a session with turns but no readable
+    `session_N_date_time`, duplicate dia ids (both places named), QAs
+    without a question or (outside category 5) an answer.
+    """
+    r = Reader(file)
+    if isinstance(obj, list):
+        if not obj:
+            raise r.fail("", "empty list: expected LoCoMo samples")
+        out = []
+        seen: dict[str, str] = {}
+        for i, sample in enumerate(obj):
+            r.check(sample, at("", i), (dict,))
+            name = _sample_name(sample, i)
+            if name in seen:
+                raise r.fail(at(at("", i), "sample_id"), f"duplicate sample id {name!r} (also at {seen[name]})")
+            seen[name] = at("", i)
+            out.append(_sample(r, sample, at("", i), f"{source}#{name}", name))
+        return out
+    r.check(obj, "", (dict,))
+    assert isinstance(obj, dict)
+    name = str(obj["sample_id"]) if isinstance(obj.get("sample_id"), (str, int)) else stem
+    return [_sample(r, obj, "", source, name)]
+
+
+def count_rounds(obj: object) -> int:
+    """Turns in a document without validating it (for limits checked before parsing)."""
+    samples = obj if isinstance(obj, list) else [obj]
+    n = 0
+    for s in samples:
+        if not isinstance(s, dict):
+            continue
+        conv = s.get("conversation") if isinstance(s.get("conversation"), dict) else s
+        n += sum(len(v) for k, v in conv.items() if isinstance(k, str) and _SESSION.match(k) and isinstance(v, list))
+    return n
+
+
+def _sample_name(sample: dict, i: int) -> str:
+    sid = sample.get("sample_id")
+    return str(sid) if isinstance(sid, (str, int)) and str(sid).strip() else f"sample{i + 1}"
+
+
+def _sample(r: Reader, sample: dict, place: str, source: str, name: str) -> History:
+    if "conversation" in sample:
+        conv_place = at(place, "conversation")
+        conv = r.check(sample["conversation"], conv_place, (dict,))
+    else:
+        conv_place, conv = place, sample
+    speakers = [r.optional(conv, k, conv_place, (str,), "") for k in ("speaker_a", "speaker_b")]
+
+    numbered = []
+    for key, value in conv.items():
+        m = _SESSION.match(key)
+        if m:
+            numbered.append((int(m[1]), key, value))
+    numbered.sort()
+    seen: dict[str, str] = {}
+    sessions: list[Session] = []
+    for n, key, turns in numbered:
+        sp = at(conv_place, key)
+        r.check(turns, sp, (list,))
+        if not turns:
+            continue  # a session announced but never held
+        dt_key = f"{key}_date_time"
+        dt_text = r.required(conv, dt_key, conv_place, (str,))
+        when = parse_datetime(dt_text)
+        if when is None:
+            raise r.fail(at(conv_place, dt_key), f"unreadable date/time {dt_text!r} (expected e.g. '1:56 pm on 8 May, 2023')")
+        sid = f"D{n}"
+        rounds = []
+        for ti, turn in enumerate(turns):
+            tp = at(sp, ti)
+            r.check(turn, tp, (dict,))
+            speaker = r.required(turn, "speaker", tp, (str,))
+            text = r.required(turn, "text", tp, (str,))
+            rid = r.required(turn, "dia_id", tp, (str,)).strip()
+            if not rid:
+                raise r.fail(at(tp, "dia_id"), "empty dia id")
+            if rid in seen:
+                raise r.fail(at(tp, "dia_id"), f"duplicate dia id {rid!r} (also at {seen[rid]})")
+            seen[rid] = at(tp, "dia_id")
+            captions = r.text_list(turn, "blip_caption", tp)
+            urls = r.text_list(turn, "img_url", tp)
+            images = tuple(
+                ImageRef(image_id=f"{rid}:img{k + 1}", caption=cap or "", path=url or None)
+                for k, (cap, url) in enumerate(zip_longest(captions, urls))
+            )
+            rounds.append(Round(round_id=rid, session_id=sid, time=when,
+                                dialogue=(Utterance(speaker, text),), images=images, index_in_session=ti))
+        sessions.append(Session(session_id=sid, date=when.date(), rounds=tuple(rounds)))
+
+    qas = _qas(r, sample.get("qa"), at(place, "qa"), name)
+    profile = "speakers: " + ", ".join(s for s in speakers if s) if any(speakers) else ""
+    return History(source=source, format=FORMAT, sessions=tuple(sessions), qas=qas, profile=profile)
+
+
+def _qas(r: Reader, raw: object, place: str, name: str) -> tuple[QA, ...]:
+    if raw is None:
+        return ()
+    r.check(raw, place, (list,))
+    assert isinstance(raw, list)
+    out = []
+    for i, q in enumerate(raw):
+        qp = at(place, i)
+        r.check(q, qp, (dict,))
+        question = r.required(q, "question", qp, (str,))
+        category = r.optional(q, "category", qp, (int,))
+        if category == ADVERSARIAL:
+            # The right response is a refusal; adversarial_answer is the trap, never the gold answer.
+            answer, refusal = REFUSAL_ANSWER, True
+        else:
+            if q.get("answer") is None:
+                raise r.fail(at(qp, "answer"), "missing required field")
+            answer, refusal = r.scalar_text(q["answer"], at(qp, "answer")), False
+        evidence = [e for item in r.text_list(q, "evidence", qp) for e in _EVIDENCE_SPLIT.split(item) if e]
+        out.append(QA(
+            qa_id=f"{name}:q{i + 1}", question=question, answer=answer, clues=tuple(evidence),
+            qtype=f"locomo-cat{category}" if category is not None else "locomo",
+            category=category, refusal=refusal, answer_kind="refusal" if refusal else "",
+        ))
+    return tuple(out)

@@ -116,13 +116,13 @@ def _insert_observations(store: Store, round_id: str, obs: Sequence[Observation]
     rows = [
         (
             round_id, seq, o.attribute, o.raw_value, o.number, o.unit, o.value_kind, o.source, o.speaker,
-            o.utterance_index, o.start, o.end, o.image_id, o.label, o.extractor,
+            o.utterance_index, o.start, o.end, o.image_id, o.label, o.extractor, o.text_value,
         )
         for seq, o in enumerate(obs)
     ]
     store.con.execute("DELETE FROM observations WHERE round_id = ?", [round_id])
     if rows:
-        store.con.executemany("INSERT INTO observations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+        store.con.executemany("INSERT INTO observations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
 
 
 def build(

@@ -116,6 +116,7 @@ class Observation:
     image_id: str | None = None
     label: str = ""
     extractor: str = "rules"
+    text_value: str | None = None  # normalized text value ("Ran" -> "run", "I" -> the speaker)
 
 
 @dataclass(frozen=True)

@@ -53,7 +53,7 @@ MIGRATIONS: list[tuple[int, str]] = [
             raw_value VARCHAR, number DOUBLE, unit VARCHAR, value_kind VARCHAR,
             source VARCHAR, speaker VARCHAR, utterance_index INTEGER,
             span_start INTEGER, span_end INTEGER, image_id VARCHAR, label VARCHAR,
-            extractor VARCHAR, PRIMARY KEY(round_id, seq));
+            extractor VARCHAR, text_value VARCHAR, PRIMARY KEY(round_id, seq));
         CREATE TABLE embed_cache(key VARCHAR PRIMARY KEY, model VARCHAR, vector FLOAT[]);
         CREATE TABLE llm_cache(
             key VARCHAR PRIMARY KEY, model VARCHAR, prompt_version VARCHAR, response JSON,

@@ -30,7 +30,7 @@ _WORD_MAP: dict[str, str] = {
     "maximum": "max", "minimum": "min", "bg": "blood glucose", "spo2": "spo2", "o2": "oxygen",
     "pct": "percent", "no": "number", "num": "number", "qty": "quantity", "vol": "volume",
     "elev": "elevation", "dur": "duration", "hrs": "hours", "mins": "minutes", "secs": "seconds",
-    "steps": "steps", "step": "steps", "kms": "km", "sys": "systolic", "dia": "diastolic",
+    "cv": "variability", "steps": "steps", "step": "steps", "kms": "km", "sys": "systolic", "dia": "diastolic",
     "bpm": "heart rate", "wake": "wake", "woke": "wake", "slept": "sleep", "sleeping": "sleep",
     "ran": "run", "running": "run", "runs": "run", "walked": "walk", "walking": "walk",
     "cycled": "cycle", "cycling": "cycle", "biked": "bike", "biking": "bike", "rode": "ride",
@@ -69,7 +69,11 @@ _PHRASE_MAP: dict[str, str] = {
     "wake up": "wake_time",
     "wake": "wake_time",
     "woke up": "wake_time",
+    "time asleep": "sleep time",
+    "asleep": "sleep",
 }
+# single words that name a sleep stage when their value is a duration ("Deep: 1h 10m", "(deep 92 min)")
+_DURATION_PHRASES = {"deep": "deep sleep", "rem": "rem sleep", "light": "light sleep", "core": "core sleep"}
 
 _STOP = {
     "a", "an", "the", "my", "our", "your", "his", "her", "their", "its", "this", "that", "these",
@@ -78,7 +82,7 @@ _STOP = {
     "be", "been", "i", "we", "me", "and", "with", "per", "about", "around", "approx",
     "approximately", "roughly", "nearly", "almost", "just", "only", "total", "got", "get",
     "had", "have", "has", "did", "do", "reading", "readings", "current", "currently", "so", "far",
-    "up",
+    "up", "app", "dashboard", "tracker", "screenshot", "log", "summary", "report", "according",
 }
 # "up" is kept inside "wake up" by matching phrases before stop-word removal.
 _KEEP_PHRASES = ("wake up", "woke up", "time in range", "warm up", "cool down", "set up")
@@ -124,6 +128,7 @@ _add("mmhg", "mmHg", "pressure")
 _add("% percent pct", "%", "percent")
 _add("°c ºc celsius", "°C", "temperature")
 _add("°f ºf fahrenheit", "°F", "temperature")
+_add("degrees deg", "°", "temperature")
 _add("km/h kph", "km/h", "speed")
 _add("mph", "mph", "speed")
 _add("min/km /km", "min/km", "pace")
@@ -154,7 +159,7 @@ _add("x", "x", "ratio")
 # units that name the quantity by themselves (a number with one of these is a record even without a label)
 STRONG_UNITS = {
     "min", "km", "mi", "kg", "lb", "kcal", "kJ", "bpm", "mg/dL", "mmol/L", "mmHg", "°C", "°F",
-    "km/h", "mph", "min/km", "min/mi", "steps", "reps", "laps", "$", "€", "£", "mL", "L", "ms",
+    "km/h", "mph", "min/km", "min/mi", "steps", "reps", "laps", "$", "€", "£", "mL", "L", "ms", "points",
 }
 
 # the attribute a strong unit implies when no label is present
@@ -164,7 +169,7 @@ UNIT_DEFAULT_ATTRIBUTE = {
     "reps": "reps", "laps": "laps", "km/h": "speed", "mph": "speed", "min/km": "pace",
     "min/mi": "pace", "kg": "weight", "lb": "weight", "km": "distance", "mi": "distance",
     "min": "duration", "$": "amount", "€": "amount", "£": "amount", "mL": "volume", "L": "volume",
-    "ms": "heart_rate_variability",
+    "ms": "heart_rate_variability", "points": "points",
 }
 
 
@@ -177,8 +182,12 @@ def parse_unit(raw: str | None) -> UnitInfo | None:
     return _UNITS.get(key)
 
 
+# unit words that may end a label ("Weight kg"); ambiguous abbreviations (hr, m, s, g, cal) are not among them
+_LABEL_TAIL_UNITS = {"km", "kg", "kgs", "lb", "lbs", "kcal", "bpm", "%", "mg/dl", "mmol/l", "mmhg", "mi",
+                     "miles", "ml", "mph", "km/h", "°c", "°f", "usd", "$"}
+_LABEL_DURATION_UNITS = {"hours", "hrs", "minutes", "mins", "seconds", "secs"}
 _PAREN_UNIT = re.compile(r"\(([^)]*)\)|\[([^\]]*)\]")
-_SNAKE_SPLIT = re.compile(r"[^a-z0-9%]+")
+_SNAKE_SPLIT = re.compile(r"[^a-z0-9%_]+")
 
 
 def split_label_unit(label: str) -> tuple[str, UnitInfo | None]:
@@ -192,8 +201,11 @@ def split_label_unit(label: str) -> tuple[str, UnitInfo | None]:
     words = label.split()
     # a trailing unit word ("Weight kg", "Distance, km"), never the only word
     if unit is None and len(words) > 1:
-        tail = parse_unit(words[-1].strip(",:"))
-        if tail is not None and words[-1].lower() not in DURATION_WORDS and tail.dimension != "count":
+        last = words[-1].strip(",:").lower()
+        tail = parse_unit(last)
+        if last in _LABEL_DURATION_UNITS:
+            unit = tail  # "Sleep hours": the word names the unit and stays in the name
+        elif tail is not None and last in _LABEL_TAIL_UNITS:
             unit = tail
             label = " ".join(words[:-1])
     return label.strip(" ,:-"), unit
@@ -204,6 +216,18 @@ def _words(label: str) -> list[str]:
     for phrase in _KEEP_PHRASES:
         text = text.replace(phrase, phrase.replace(" ", "_"))
     return [w for w in _SNAKE_SPLIT.split(text) if w]
+
+
+_SUBPHRASES = sorted((p for p in _PHRASE_MAP if " " in p), key=len, reverse=True)
+
+
+def _apply_phrases(phrase: str) -> str:
+    """Whole-phrase synonyms first; multi-word synonyms also inside longer labels ("avg blood sugar")."""
+    if phrase in _PHRASE_MAP:
+        return _PHRASE_MAP[phrase]
+    for sub in _SUBPHRASES:
+        phrase = re.sub(rf"(?<![a-z_]){re.escape(sub)}(?![a-z_])", _PHRASE_MAP[sub], phrase)
+    return phrase
 
 
 def normalize_attribute(label: str, *, value_kind: str = "number", dimension: str | None = None) -> str | None:
@@ -227,7 +251,9 @@ def normalize_attribute(label: str, *, value_kind: str = "number", dimension: st
     if not words:
         return None
     phrase = " ".join(words)
-    phrase = _PHRASE_MAP.get(phrase, phrase)
+    phrase = _apply_phrases(phrase)
+    if dimension == "duration" and phrase in _DURATION_PHRASES:
+        phrase = _DURATION_PHRASES[phrase]
     words = phrase.replace("_", " ").split()
     if dimension == "duration" and value_kind == "number":
         if words and words[-1] in DURATION_WORDS and words != ["time"] and phrase != "time in range":

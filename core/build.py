@@ -101,17 +101,6 @@ def run_ocr(store: Store, ocr: OCR, progress: Progress = _noop) -> int:
     return ran
 
 
-def event_text(round: Round, ocr: dict[str, str]) -> str:
-    """The text of an event: dialogue, then image captions, then OCR text."""
-    parts = [round.text]
-    for img in round.images:
-        if img.caption:
-            parts.append(f"[image {img.image_id}] {img.caption}")
-        if ocr.get(img.image_id):
-            parts.append(f"[text in image {img.image_id}] {ocr[img.image_id]}")
-    return "\n".join(parts)
-
-
 def _insert_observations(store: Store, round_id: str, obs: Sequence[Observation]) -> None:
     rows = [
         (
@@ -133,7 +122,8 @@ def build(
     progress: Progress = _noop,
 ) -> BuildReport:
     """Ingest `histories` (may be empty: then only pending rounds are processed) and build both memories."""
-    from .hierarchy import Hierarchy
+    from .extract import run_extractor
+    from .hierarchy import Hierarchy, event_text
     from .induction import InductionStore
     from .materialize import Materializer
 
@@ -168,10 +158,12 @@ def build(
         ocr = ocr_by_round.get(r.round_id, {})
         with store.transaction():
             t0 = time.perf_counter()
-            obs = deps.extractor.extract(r, ocr)
-            fb = getattr(deps.extractor, "last_fallback", None)
-            if fb:
-                fallbacks.append(f"extract {r.round_id}: {fb}")
+            images = ({im.image_id: store.image_bytes(im.image_id) for im in r.images if im.sha256}
+                      if deps.llm is not None and getattr(deps.llm, "vision", False) else None)
+            res = run_extractor(deps.extractor, r, ocr, images=images)
+            obs = list(res.observations)
+            if res.fallback:
+                fallbacks.append(f"extract {r.round_id}: {res.fallback}")
             _insert_observations(store, r.round_id, obs)
             t0 = timer.add("extract", t0)
             update = induction.update(order, frozenset(o.attribute for o in obs))
@@ -189,6 +181,10 @@ def build(
             store.con.execute("UPDATE rounds SET processed = true WHERE round_id = ?", [r.round_id])
             timer.add("hierarchy", t0)
         progress("rounds", i + 1, len(pending))
+    if pending:
+        with store.transaction():
+            # the open episode gets a provisional topic so it shows in the tree; the next insert undoes it
+            hierarchy.finalize()
 
     store.set_meta("text_encoder", deps.text_encoder.name)
     store.set_meta("image_encoder", deps.image_encoder_label or deps.image_encoder.name)

@@ -1,0 +1,289 @@
+"""Answers from executed plans: direct answers from computed results, extractive answers from memories.
+
+`RuleAnswerer` needs no model: a Compute result becomes a sentence with its
+unit and scope ("6.4 hours on average over 23 days in March 2026"), ranked
+rows a date and value, filtered rows a short list; retrieved memory units
+give the sentence that best matches the question (word overlap + embedding
+cosine). When nothing supports an answer it says "Not mentioned" (support
+below SUPPORT_MIN). `LLMAnswerer` asks a model (core.prompts.answer) and
+falls back to the rule answer when the call fails.
+"""
+from __future__ import annotations
+
+import calendar
+import re
+from datetime import date, datetime
+from typing import Sequence
+
+import numpy as np
+
+from .. import prompts
+from ..errors import LLMError
+from ..protocols import LLM, TextEncoder
+from .dates import fmt_day
+from .intent import analyze
+from .metadata import words
+from .scoring import tokens
+from .tools import ANALYTIC_TOOLS, RETRIEVAL_TOOLS
+from .trace import Answer, StepRecord
+
+REFUSAL = "Not mentioned"
+# An extractive answer needs this share of the question's content words in one sentence of the
+# evidence, or a sentence cosine of at least SUPPORT_COS (checked against LoCoMo, see report).
+SUPPORT_MIN = 0.34
+SUPPORT_COS = 0.62
+MAX_SENTENCES = 200
+QUESTION_WORDS = frozenset(tokens("what which who whom whose when where why how did does do was were is are "
+                                  "ever has have had tell remember mention name kind type", keep_stopwords=True))
+
+
+def fmt_num(x) -> str:
+    """6.4333 -> '6.43', 7.0 -> '7', 12345.6 -> '12345.6'."""
+    if isinstance(x, bool) or not isinstance(x, (int, float)):
+        return str(x)
+    if float(x).is_integer():
+        return str(int(x))
+    return f"{x:.1f}" if abs(x) >= 1000 else f"{x:.2f}".rstrip("0").rstrip(".")
+
+
+def _day(value) -> date | None:
+    if isinstance(value, datetime):
+        return value.date()
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str) and value:
+        try:
+            return datetime.fromisoformat(value).date()
+        except ValueError:
+            return None
+    return None
+
+
+def fmt_when(value) -> str:
+    d = _day(value)
+    return fmt_day(d) if d else str(value)
+
+
+def scope_text(args: dict) -> str:
+    """The time scope and conditions of an analytic call as words ('in March 2026', 'where km > 8')."""
+    filters = list(args.get("optional_column_filters") or args.get("column_filters") or [])
+    kv = args.get("key_values") or {}
+    filters += [{"column": k, "op": "=", "value": v} for k, v in kv.items()]
+    parts, conds = [], []
+    for f in filters:
+        col, op, v = f.get("column"), f.get("op"), f.get("value")
+        if col == "time":
+            if op == "between" and isinstance(v, list) and len(v) == 2:
+                a, b = _day(v[0]), _day(v[1])
+                if a and b:
+                    if a == b:
+                        parts.append(f"on {fmt_day(a)}")
+                    elif a.day == 1 and b.month == a.month and b.year == a.year and \
+                            b.day == calendar.monthrange(b.year, b.month)[1]:
+                        parts.append(f"in {calendar.month_name[a.month]} {a.year}")
+                    else:
+                        parts.append(f"from {fmt_day(a)} to {fmt_day(b)}")
+                    continue
+            d = _day(v) if not isinstance(v, list) else None
+            if d:
+                word = {"=": "on", ">": "after", ">=": "since", "<": "before", "<=": "until"}.get(op, op)
+                parts.append(f"{word} {fmt_day(d)}")
+                continue
+        shown = ", ".join(map(str, v)) if isinstance(v, list) else fmt_num(v) if isinstance(v, float) else str(v)
+        conds.append(f"{words(str(col))} {op} {shown}")
+    out = " ".join(parts)
+    if conds:
+        out = (out + " " if out else "") + "where " + " and ".join(conds)
+    return out
+
+
+def n_days_one(v: dict) -> bool:
+    return v.get("n_days") == 1
+
+
+def _unit(u: str | None) -> str:
+    return f" {u}" if u else ""
+
+
+class RuleAnswerer:
+    """Answers without a model. `encoder` scores sentences for extractive answers."""
+
+    name = "rules"
+
+    def __init__(self, encoder: TextEncoder):
+        self.encoder = encoder
+
+    def answer(self, question: str, steps: Sequence[StepRecord], now: datetime | date | None = None) -> Answer:
+        """The answer the executed steps support, or a refusal ('Not mentioned ...')."""
+        ok = [s for s in steps if s.status == "ok"]
+        analytic = [s for s in ok if s.tool in ANALYTIC_TOOLS]
+        if analytic:
+            return self._analytic(question, analytic[-1], now)
+        skipped = [s for s in steps if s.status == "skipped" and s.tool in ANALYTIC_TOOLS]
+        units = [(s, u) for s in ok if s.tool in RETRIEVAL_TOOLS for u in s.units]
+        if skipped and not any(s.tool == "SemanticMatch" for s in ok):
+            return Answer(f"{REFUSAL}: {skipped[0].summary or 'the event was not found'}.", "refusal", refused=True)
+        if units:
+            return self._extractive(question, units, now)
+        return Answer(REFUSAL, "refusal", refused=True)
+
+    # ------------------------------------------------------------------ analytic
+    def _analytic(self, question: str, s: StepRecord, now) -> Answer:
+        scope = scope_text(s.args)
+        scope_sfx = f" {scope}" if scope else ""
+        ids = tuple(u.unit_id for u in s.units)
+        rounds = tuple(dict.fromkeys(r for u in s.units for r in u.rounds))
+        a = analyze(question, now or date.today())
+        if s.tool == "Compute":
+            v = s.value or {}
+            op, n, val, unit = v.get("operator"), v.get("n_rows", 0), v.get("value"), v.get("unit")
+            col = words(str(v.get("column", "")))
+            if op == "count":
+                asked = (a.how_many_noun or "").lower()
+                noun = asked if asked.endswith("s") and asked not in ("times", "is", "was") else "times"
+                return Answer(f"{n} {noun}{scope_sfx}", "computed", 1.0, ids, rounds)
+            if not n or val is None:
+                return Answer(f"{REFUSAL}: no {col} records{scope_sfx}.", "refusal", 0.0, ids, rounds, refused=True)
+            days = v.get("n_days", 0)
+            noun = f"{n} day{'s' if n != 1 else ''}" if days == n else f"{n} record{'s' if n != 1 else ''}"
+            if op == "avg":
+                text = f"{fmt_num(val)}{_unit(unit)} on average over {noun}{scope_sfx}"
+            elif op == "sum":
+                text = (f"{fmt_num(val)}{_unit(unit)}{scope_sfx}" if n == 1 else
+                        f"{fmt_num(val)}{_unit(unit)} in total over {noun}{scope_sfx}")
+                if n == 1 and a.asks_date is False:
+                    text = f"{fmt_num(val)}{_unit(unit)}{scope_sfx}"
+            elif op in ("min", "max"):
+                at = v.get("at_time")
+                text = (f"{fmt_num(val)}{_unit(unit)} ({'lowest' if op == 'min' else 'highest'}"
+                        f"{', on ' + fmt_when(at) if at else ''}){scope_sfx}")
+                if a.asks_date and at:
+                    text = f"{fmt_when(at)} ({fmt_num(val)}{_unit(unit)})"
+            elif op in ("first", "latest"):
+                t = v.get("first_time") if op == "first" else v.get("last_time")
+                shown = fmt_num(val) if not isinstance(val, str) else val
+                if isinstance(val, str) and _day(val) and a.asks_date:
+                    text = fmt_when(val)
+                elif scope.startswith("on ") and n_days_one(v):
+                    text = f"{shown}{_unit(unit)}{scope_sfx}"
+                else:
+                    text = f"{fmt_num(val) if not isinstance(val, str) else val}{_unit(unit)} " \
+                           f"({op}, recorded on {fmt_when(t)})"
+            elif op == "change":
+                direction = v.get("direction", "")
+                fv, lv = v.get("first_value"), v.get("last_value")
+                sign = "+" if isinstance(val, (int, float)) and val > 0 else ""
+                verb = {"up": "went up", "down": "went down", "unchanged": "stayed the same"}.get(direction, "changed")
+                text = (f"{verb.capitalize()}: from {fmt_num(fv)}{_unit(unit)} ({fmt_when(v.get('first_time'))}) "
+                        f"to {fmt_num(lv)}{_unit(unit)} ({fmt_when(v.get('last_time'))}), "
+                        f"{sign}{fmt_num(val)}{_unit(unit)} over {noun}{scope_sfx}")
+            else:
+                text = f"{fmt_num(val)}{_unit(unit)}{scope_sfx}"
+            return Answer(text, "computed", 1.0, ids, rounds)
+        if s.tool == "Rank":
+            v = s.value or {}
+            vals = v.get("values") or []
+            if not s.units:
+                return Answer(f"{REFUSAL}: no {words(str(v.get('column', '')))} records{scope_sfx}.", "refusal",
+                              0.0, ids, rounds, refused=True)
+            unit = v.get("unit")
+            items = []
+            for u, val in zip(s.units, vals):
+                if v.get("column") == "time":
+                    items.append(fmt_when(u.time))
+                else:
+                    items.append(f"{fmt_when(u.time)} ({fmt_num(val)}{_unit(unit)})")
+            if len(items) == 1 and not a.asks_date and v.get("column") != "time":
+                word = "highest" if v.get("order") == "desc" else "lowest"
+                text = f"{fmt_num(vals[0])}{_unit(unit)} ({word}, on {fmt_when(s.units[0].time)})"
+            else:
+                text = "; ".join(items)
+            return Answer(text, "ranked", 1.0, ids, rounds)
+        # Filter / Lookup rows
+        if not s.units:
+            if a.kind == "yesno":
+                return Answer(f"No: no records{scope_sfx}.", "rows", 1.0, ids, rounds)
+            return Answer(f"None: no records{scope_sfx}.", "rows", 1.0, ids, rounds)
+        shown = []
+        for u in s.units[:5]:
+            data = dict(u.data)
+            vals = [f"{words(k)} {fmt_num(val)}" for k, val in data.items()
+                    if k not in ("source", "round_order", "time", "captions") and val is not None]
+            shown.append(f"{fmt_when(u.time)} ({', '.join(vals[:3])})")
+        more = f" and {s.n_matched - len(shown)} more" if s.n_matched > len(shown) else ""
+        prefix = f"Yes, {s.n_matched} time(s): " if a.kind == "yesno" else ""
+        return Answer(prefix + "; ".join(shown) + more, "rows", 1.0, ids, rounds)
+
+    # ------------------------------------------------------------------ extractive
+    def _extractive(self, question: str, units, now) -> Answer:
+        qtok = set(tokens(question)) - QUESTION_WORDS
+        sents: list[tuple[str, object, object]] = []
+        for s, u in units:
+            for line in u.text.splitlines():
+                line = re.sub(r"^\s*\[(?:before|after|event)\]\s*", "", line)
+                line = re.sub(r"^\s*[\w .'-]{1,40}:\s+", "", line)  # speaker prefix
+                for sent in re.split(r"(?<=[.!?])\s+", line):
+                    if len(sent.strip()) > 2:
+                        sents.append((sent.strip(), u, s))
+                if len(sents) >= MAX_SENTENCES:
+                    break
+        if not sents:
+            return Answer(REFUSAL, "refusal", refused=True)
+        texts = [x[0] for x in sents]
+        qv = self.encoder.encode([question])[0]
+        cos = np.asarray(self.encoder.encode(texts)) @ qv
+        overlap = np.array([len(qtok & set(tokens(t))) / len(qtok) if qtok else 0.0 for t in texts])
+        uscore = np.array([float(u.score or 0.0) for _, u, _ in sents])
+        score = 0.45 * cos + 0.45 * overlap + 0.1 * uscore
+        i = int(np.argmax(score))
+        support = float(max(overlap[i], cos[i] / SUPPORT_COS * SUPPORT_MIN if cos[i] > 0 else 0.0))
+        best_sent, best_unit, _ = sents[i]
+        if overlap[i] < SUPPORT_MIN and cos[i] < SUPPORT_COS:
+            return Answer(REFUSAL, "refusal", support, (best_unit.unit_id,), best_unit.rounds, refused=True)
+        a = analyze(question, now or date.today())
+        if a.kind == "when" or re.match(r"\s*when\b", question, flags=re.IGNORECASE):
+            text = fmt_when(best_unit.time) if best_unit.time else best_sent
+        else:
+            text = " ".join(best_sent.split()[:40])
+        return Answer(text, "extractive", min(1.0, support), (best_unit.unit_id,), best_unit.rounds)
+
+
+class LLMAnswerer:
+    """Answers with a model from the plan and its evidence; falls back to `fallback` on LLMError."""
+
+    def __init__(self, llm: LLM, fallback: RuleAnswerer):
+        self.llm = llm
+        self.fallback = fallback
+        self.name = f"llm:{getattr(llm, 'model', '?')}"
+
+    def evidence_text(self, steps: Sequence[StepRecord]) -> str:
+        lines = []
+        for s in steps:
+            lines.append(f"Step {s.index + 1} [{s.tool}] goal: {s.goal}; status: {s.status}; {s.summary}")
+            for u in s.units:
+                when = f" ({u.time})" if u.time else ""
+                lines.append(f"  - [{u.kind} {u.unit_id}{when}] {u.text[:800]}")
+        return "\n".join(lines) or "(no evidence)"
+
+    def answer(self, question: str, steps: Sequence[StepRecord], now=None,
+               options: Sequence[tuple[str, str]] = ()) -> tuple[Answer, str | None]:
+        """(answer, fallback note or None)."""
+        msgs, schema = prompts.answer(question, self.evidence_text(steps), options=options,
+                                      question_time=now.isoformat() if isinstance(now, (date, datetime)) else None)
+        try:
+            res = self.llm.complete_json(prompts.ANSWER, msgs, schema,
+                                         prompt_version=prompts.PROMPT_VERSION[prompts.ANSWER])
+            text = str((res.data or {}).get("answer", "")).strip()
+            if not text:
+                raise LLMError("empty answer")
+        except LLMError as e:
+            fb = self.fallback.answer(question, steps, now)
+            return fb, f"answer: LLM failed ({str(e)[:120]}); rule-based answer used"
+        refused = text.lower().startswith("not mentioned")
+        units = tuple(u for s in steps for u in s.units)
+        return Answer(text, "llm", 0.0 if refused else 1.0, tuple(u.unit_id for u in units),
+                      tuple(dict.fromkeys(r for u in units for r in u.rounds)), res.prompt_tokens,
+                      res.completion_tokens, refused=refused), None
+
+
+__all__ = ["RuleAnswerer", "LLMAnswerer", "REFUSAL", "fmt_num", "scope_text"]

@@ -1,0 +1,155 @@
+"""Planning context (paper 3.5.2, eq. 9): rank table and episode metadata for a question.
+
+Candidates are every analytic table (metadata text μ_T: name, description,
+columns with units, sampled values) and every episode (its description).
+Each gets h = λ·cos(E(q), E(μ)) + (1-λ)·BM25(q, μ), BM25 min-max normalized
+over all candidates for this question; the top k_tab tables and k_epi
+episodes are kept. Every candidate and its three scores stay in the context
+(the trace shows them). Metadata embeddings are computed once and cached
+per text; the catalog is reloaded when the tables change.
+"""
+from __future__ import annotations
+
+import hashlib
+import threading
+from dataclasses import dataclass
+
+import duckdb
+import numpy as np
+
+from ..config import Config
+from ..protocols import TextEncoder
+from .metadata import TableMeta, load_catalog, signature
+from .scoring import hybrid, tokens
+from .tools import TOOL_ARGS, TOOL_DESCRIPTIONS
+
+
+@dataclass(frozen=True)
+class Candidate:
+    kind: str  # "table" | "episode"
+    name: str  # table name or episode node id
+    text: str  # the metadata text μ
+    cos: float
+    bm25: float  # raw BM25
+    bm25_norm: float
+    score: float  # h
+    selected: bool
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "name": self.name, "text": self.text, "cos": self.cos, "bm25": self.bm25,
+                "bm25_norm": self.bm25_norm, "score": self.score, "selected": self.selected}
+
+    @staticmethod
+    def from_dict(d: dict) -> "Candidate":
+        return Candidate(**{k: d[k] for k in ("kind", "name", "text", "cos", "bm25", "bm25_norm", "score",
+                                                "selected")})
+
+
+@dataclass(frozen=True)
+class PlanningContext:
+    question: str
+    candidates: tuple[Candidate, ...]  # every candidate, best first within each kind
+    ranked: bool  # False for the no-context ablation (everything kept, unranked)
+
+    @property
+    def tables(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.candidates if c.kind == "table" and c.selected)
+
+    @property
+    def episodes(self) -> tuple[str, ...]:
+        return tuple(c.name for c in self.candidates if c.kind == "episode" and c.selected)
+
+    def table_score(self, name: str) -> float:
+        for c in self.candidates:
+            if c.kind == "table" and c.name == name:
+                return c.score
+        return 0.0
+
+    def render(self, tools: tuple[str, ...]) -> str:
+        """The context as the planner prompt shows it: selected metadata plus tool descriptions."""
+        lines = ["Analytic tables:"]
+        lines += [f"- {c.text}" for c in self.candidates if c.kind == "table" and c.selected] or ["- (none)"]
+        lines.append("Episodes (retrieval memory):")
+        lines += [f"- [{c.name}] {c.text[:300]}" for c in self.candidates if c.kind == "episode" and c.selected] \
+            or ["- (none)"]
+        lines.append("Tools:")
+        lines += [f"- {t}({', '.join(TOOL_ARGS[t])}): {TOOL_DESCRIPTIONS[t]}" for t in tools]
+        return "\n".join(lines)
+
+
+class ContextBuilder:
+    """Builds planning contexts; caches the catalog (by signature) and metadata embeddings (by text)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, text_encoder: TextEncoder, config: Config):
+        self.con = con
+        self.encoder = text_encoder
+        self.config = config
+        self._lock = threading.Lock()
+        self._sig = None
+        self._catalog: dict[str, TableMeta] = {}
+        self._emb: dict[str, np.ndarray] = {}
+
+    def catalog(self) -> dict[str, TableMeta]:
+        """Current analytic-table metadata (reloaded only when a table changed)."""
+        with self._lock:
+            cur = self.con.cursor()
+            try:
+                sig = signature(cur)
+                if sig != self._sig:
+                    self._catalog = load_catalog(cur)
+                    self._sig = sig
+            finally:
+                cur.close()
+            return self._catalog
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Embeddings for metadata texts, each text encoded once per builder."""
+        keys = [hashlib.sha1(t.encode()).hexdigest() for t in texts]
+        missing = [(k, t) for k, t in zip(keys, texts) if k not in self._emb]
+        if missing:
+            uniq = dict(missing)
+            vecs = self.encoder.encode(list(uniq.values()))
+            for k, v in zip(uniq, vecs):
+                self._emb[k] = np.asarray(v, dtype=np.float32)
+        if not texts:
+            return np.zeros((0, self.encoder.dim), dtype=np.float32)
+        return np.stack([self._emb[k] for k in keys])
+
+    def episodes(self) -> list[tuple[str, str]]:
+        cur = self.con.cursor()
+        try:
+            return [(r[0], r[1] or "") for r in cur.execute(
+                "SELECT node_id, description FROM nodes WHERE level = 'episode' ORDER BY first_order, node_id"
+            ).fetchall()]
+        except duckdb.CatalogException:
+            return []
+        finally:
+            cur.close()
+
+    def build(self, question: str, *, use_tables: bool = True, use_episodes: bool = True,
+              ranked: bool = True, catalog: dict[str, TableMeta] | None = None) -> PlanningContext:
+        """Score every candidate; keep top k_tab / k_epi (all of them when ranked=False).
+
+        `catalog`: a snapshot from catalog() to use instead of checking for changes again."""
+        items: list[tuple[str, str, str]] = []
+        if use_tables:
+            items += [("table", t.table_name, t.text()) for t in (catalog if catalog is not None
+                                                                   else self.catalog()).values()]
+        if use_episodes:
+            items += [("episode", nid, desc) for nid, desc in self.episodes()]
+        if not items:
+            return PlanningContext(question, (), ranked)
+        qv = self.encoder.encode([question])[0]
+        s = hybrid(np.asarray(qv, dtype=np.float32), self.embed([i[2] for i in items]), tokens(question),
+                   [tokens(i[2]) for i in items], self.config.lambda_meta)
+        order = sorted(range(len(items)), key=lambda i: -s.h[i]) if ranked else list(range(len(items)))
+        limits = {"table": self.config.k_tab, "episode": self.config.k_epi}
+        kept = {"table": 0, "episode": 0}
+        cands = []
+        for i in order:
+            kind, name, text = items[i]
+            sel = (not ranked) or kept[kind] < limits[kind]
+            kept[kind] += sel
+            cands.append(Candidate(kind, name, text, float(s.cos[i]), float(s.bm25[i]), float(s.bm25_norm[i]),
+                                   float(s.h[i]), bool(sel)))
+        return PlanningContext(question, tuple(cands), ranked)

@@ -1,0 +1,257 @@
+"""The query engine: question -> planning context -> plan -> steps under the budget -> answer -> Trace.
+
+    engine = QueryEngine(con, text_encoder, config)           # rules
+    engine = QueryEngine(con, text_encoder, config, llm=llm)  # LLM planner + answerer
+    trace = engine.ask("How long did I sleep on average in March?")
+
+`ask` runs everything; the app steps through a plan with
+`start(question, ablation) -> PlanState`, `step(state) -> PlanState` (runs
+the next step) and `finish(state) -> Trace`. Ablations (paper 4.3): full,
+no-analytic, no-retrieval, no-context, no-progressive, rag. Tool errors never
+escape: a failed step is recorded in the trace (and, for the LLM planner,
+the rest of the plan is replaced by the rule-based plan).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime
+from typing import Any
+
+import duckdb
+
+from ..config import DEFAULT, Config
+from ..errors import InputError, LLMError
+from ..protocols import LLM, TextEncoder
+from .answer import LLMAnswerer, RuleAnswerer
+from .context import ContextBuilder, PlanningContext
+from .llm_planner import LLMPlanner
+from .retrieval import NodeTableRetrieval, RetrievalMemory, adapt
+from .rule_planner import Instantiation, RulePlanner
+from .tools import ANALYTIC_TOOLS, RETRIEVAL_TOOLS, TOOL_NAMES, Toolbox, ToolResult
+from .trace import Answer, Plan, PlanStep, StepRecord, Trace
+from .validate import ToolError
+
+ABLATIONS = ("full", "no-analytic", "no-retrieval", "no-context", "no-progressive", "rag")
+MAX_QUESTION_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class PlanState:
+    """A question part-way through its plan (frozen: step() returns a new state)."""
+
+    question: str
+    ablation: str
+    context: PlanningContext
+    plan: Plan
+    tools: tuple[str, ...]
+    records: tuple[StepRecord, ...] = ()
+    results: tuple[ToolResult | None, ...] = ()
+    budget_left: int = 10
+    fallbacks: tuple[str, ...] = ()
+    now: datetime | None = None
+    first: datetime | None = None
+    rule_from: int | None = None  # index where a rule-based plan took over (None: original planner)
+    preset: tuple[Instantiation, ...] | None = field(default=None, compare=False)  # no-progressive args
+    catalog: dict | None = field(default=None, compare=False, repr=False)  # table metadata snapshot
+    ms: tuple[tuple[str, float], ...] = ()
+    started: float = 0.0
+
+    @property
+    def done(self) -> bool:
+        return len(self.records) >= len(self.plan.steps) or self.budget_left <= 0 and bool(self.records)
+
+    @property
+    def next_step(self) -> PlanStep | None:
+        return None if self.done else self.plan.steps[len(self.records)]
+
+
+class QueryEngine:
+    """Answers questions over one memory (a DuckDB connection holding the store's tables)."""
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, text_encoder: TextEncoder, config: Config = DEFAULT,
+                 retrieval: RetrievalMemory | Any | None = None, llm: LLM | None = None):
+        self.con = con
+        self.encoder = text_encoder
+        self.config = config
+        self.retrieval = adapt(retrieval) if retrieval is not None else NodeTableRetrieval(
+            con, text_encoder, config.lambda_meta)
+        self.llm = llm
+        self.contexts = ContextBuilder(con, text_encoder, config)
+        self.rules = RulePlanner(config, self.contexts.embed, self._encode_query, self.contexts.catalog)
+        self.rule_answerer = RuleAnswerer(text_encoder)
+        self.llm_answerer = LLMAnswerer(llm, self.rule_answerer) if llm is not None else None
+        self.backend = f"llm:{getattr(llm, 'model', '?')}" if llm is not None else "rules"
+
+    def _encode_query(self, text: str):
+        return self.encoder.encode([text])[0]
+
+    def toolbox(self, ablation: str = "full", catalog: dict | None = None) -> Toolbox:
+        """The tools an ablation allows; with `catalog`, tools use that metadata snapshot."""
+        tools = TOOL_NAMES
+        if ablation == "no-analytic" or ablation == "rag":
+            tools = RETRIEVAL_TOOLS
+        elif ablation == "no-retrieval":
+            tools = ANALYTIC_TOOLS
+        source = self.contexts.catalog if catalog is None else (lambda: catalog)
+        return Toolbox(self.con, source, self.retrieval, self.config, allowed_tools=tools)
+
+    def _span(self) -> tuple[datetime | None, datetime | None]:
+        cur = self.con.cursor()
+        try:
+            return tuple(cur.execute("SELECT min(time), max(time) FROM rounds").fetchone())
+        except duckdb.CatalogException:
+            return None, None
+        finally:
+            cur.close()
+
+    # ------------------------------------------------------------------ stepwise API
+    def start(self, question: str, ablation: str = "full") -> PlanState:
+        """Build the planning context and the high-level plan. Raises InputError for a bad question/ablation."""
+        if ablation not in ABLATIONS:
+            raise InputError("question", "ablation", f"unknown ablation {ablation!r}; expected one of "
+                             f"{', '.join(ABLATIONS)}")
+        if not isinstance(question, str) or not question.strip():
+            raise InputError("question", "", "the question is empty")
+        if len(question) > MAX_QUESTION_CHARS:
+            raise InputError("question", "", f"the question is too long ({len(question)} characters, "
+                             f"max {MAX_QUESTION_CHARS})")
+        question = question.strip()
+        t0 = time.perf_counter()
+        first, now = self._span()
+        now = now or datetime.now()
+        catalog = self.contexts.catalog()  # one snapshot of the table metadata per question
+        box = self.toolbox(ablation, catalog)
+        tools = box.allowed_tools
+        context = self.contexts.build(question, use_tables=any(t in ANALYTIC_TOOLS for t in tools),
+                                      use_episodes=any(t in RETRIEVAL_TOOLS for t in tools),
+                                      ranked=ablation != "no-context", catalog=catalog)
+        t1 = time.perf_counter()
+        fallbacks: list[str] = []
+        if ablation == "rag":
+            plan = Plan((PlanStep("retrieve the top-10 memory units", "SemanticMatch"),), "rag", "rag")
+        elif self.llm is not None:
+            try:
+                plan = LLMPlanner(self.llm, self.config, box).outline(question, context, tools, now, first)
+            except (LLMError, ToolError) as e:
+                fallbacks.append(f"plan: LLM plan unusable ({str(e)[:200]}); rule-based plan used")
+                plan = self.rules.outline(question, context, tools, now, first, catalog)
+        else:
+            plan = self.rules.outline(question, context, tools, now, first, catalog)
+        state = PlanState(question=question, ablation=ablation, context=context, plan=plan, tools=tools,
+                          budget_left=self.config.evidence_budget, fallbacks=tuple(fallbacks), now=now,
+                          first=first, rule_from=0 if plan.planner == "rules" else None, catalog=catalog,
+                          ms=(("context", (t1 - t0) * 1000),), started=t0)
+        if ablation == "no-progressive":
+            pre = tuple(self._instantiate(state, i, progressive=False) for i in range(len(plan.steps)))
+            state = replace(state, preset=pre)
+        return replace(state, ms=state.ms + (("plan", (time.perf_counter() - t1) * 1000),))
+
+    def _instantiate(self, state: PlanState, index: int, *, progressive: bool = True) -> Instantiation:
+        if state.plan.planner == "rag":
+            return Instantiation({"query_content": state.question, "retrieval_scope": "event",
+                                  "result_budget": min(10, state.budget_left)}, planner="rag")
+        if state.rule_from is not None and index >= state.rule_from:
+            off = state.rule_from
+            sub = replace(state.plan, steps=state.plan.steps[off:])
+            return self.rules.instantiate(state.question, state.context, sub, index - off, state.results[off:],
+                                          state.budget_left, progressive=progressive, now=state.now,
+                                          first=state.first)
+        planner = LLMPlanner(self.llm, self.config, self.toolbox(state.ablation, state.catalog))
+        return planner.instantiate(state.question, state.context, state.plan, index, state.results,
+                                   state.budget_left, progressive=progressive, now=state.now, first=state.first)
+
+    def _switch_to_rules(self, state: PlanState, reason: str) -> PlanState:
+        """Replace the remaining steps by the rule-based plan (visible in fallbacks and plan notes)."""
+        done = len(state.records)
+        room = self.config.max_steps - done
+        rule_plan = self.rules.outline(state.question, state.context, state.tools, state.now, state.first,
+                                       state.catalog)
+        steps = rule_plan.steps[: max(0, room)]
+        plan = Plan(state.plan.steps[:done] + steps, state.plan.planner, state.plan.intent,
+                    state.plan.notes + (f"steps from {done + 1} replaced by the rule-based plan ({rule_plan.intent})",),
+                    state.plan.prompt_tokens, state.plan.completion_tokens, payload=rule_plan.payload)
+        return replace(state, plan=plan, rule_from=done, preset=None,
+                       fallbacks=state.fallbacks + (reason + "; rule-based plan used for the rest",))
+
+    def step(self, state: PlanState) -> PlanState:
+        """Instantiate and run the next step (a no-op when the plan is done)."""
+        if state.done:
+            return state
+        i = len(state.records)
+        step = state.plan.steps[i]
+        t0 = time.perf_counter()
+        if state.preset is not None and i < len(state.preset):
+            inst = state.preset[i]
+        else:
+            inst = self._instantiate(state, i, progressive=state.ablation != "no-progressive")
+        if inst.fallback and state.rule_from is None:
+            # the LLM could not instantiate this step: record it, then continue with rule-based steps
+            rec = StepRecord(i, step.goal, step.tool, {}, "error", inst.planner, error=inst.fallback,
+                             budget_before=state.budget_left, budget_after=state.budget_left,
+                             ms=(time.perf_counter() - t0) * 1000, prompt_tokens=inst.prompt_tokens,
+                             completion_tokens=inst.completion_tokens, notes=inst.notes)
+            st = replace(state, records=state.records + (rec,), results=state.results + (None,))
+            return self._switch_to_rules(st, inst.fallback)
+        base = dict(index=i, goal=step.goal, tool=step.tool, planner=inst.planner,
+                    budget_before=state.budget_left, prompt_tokens=inst.prompt_tokens,
+                    completion_tokens=inst.completion_tokens)
+        if inst.args is None:
+            rec = StepRecord(args={}, status="skipped", summary="; ".join(inst.notes) or "skipped",
+                             budget_after=state.budget_left, ms=(time.perf_counter() - t0) * 1000,
+                             notes=inst.notes, **base)
+            return replace(state, records=state.records + (rec,), results=state.results + (None,))
+        box = self.toolbox(state.ablation, state.catalog)
+        try:
+            res = box.call(step.tool, inst.args, state.budget_left)
+        except (ToolError, duckdb.Error) as e:
+            # duckdb errors should not happen (SQL is built from validated pieces); if one does,
+            # it is recorded like an invalid call instead of crashing the question
+            status = "refused" if isinstance(e, ToolError) and "budget" in str(e) else "error"
+            rec = StepRecord(args=_plain_args(inst.args), status=status, error=str(e), budget_after=state.budget_left,
+                             ms=(time.perf_counter() - t0) * 1000, notes=inst.notes, **base)
+            st = replace(state, records=state.records + (rec,), results=state.results + (None,))
+            if state.rule_from is None and status == "error":
+                return self._switch_to_rules(st, f"step {i + 1}: {e}")
+            return st
+        left = state.budget_left - res.budget_used
+        rec = StepRecord(args=res.args, status="ok", summary=res.summary, units=res.units, value=res.value,
+                         sql=res.sql, params=res.params, budget_after=left, ms=(time.perf_counter() - t0) * 1000,
+                         notes=inst.notes + res.notes, table=res.table, unit=res.unit, n_matched=res.n_matched,
+                         rows=res.rows[:50], columns=res.columns, **base)
+        return replace(state, records=state.records + (rec,), results=state.results + (res,), budget_left=left)
+
+    def finish(self, state: PlanState, *, options: tuple[tuple[str, str], ...] = ()) -> Trace:
+        """Run any remaining steps, answer, and return the Trace."""
+        guard = 0
+        while not state.done and guard < self.config.max_steps + 3:
+            state = self.step(state)
+            guard += 1
+        t0 = time.perf_counter()
+        fallbacks = list(state.fallbacks)
+        if self.llm_answerer is not None:
+            answer, fb = self.llm_answerer.answer(state.question, state.records, state.now, options=options)
+            if fb:
+                fallbacks.append(fb)
+        else:
+            answer = self.rule_answerer.answer(state.question, state.records, state.now)
+        t1 = time.perf_counter()
+        steps_ms = sum(r.ms for r in state.records)
+        ms = state.ms + (("steps", steps_ms), ("answer", (t1 - t0) * 1000),
+                         ("total", (t1 - state.started) * 1000))
+        notes_fb = [f"plan: {n}" for n in state.plan.notes if "replaced" in n or "cut" in n]
+        return Trace(
+            question=state.question, ablation=state.ablation, backend=self.backend,
+            planner=state.plan.planner if state.rule_from in (None, 0) else f"{state.plan.planner}+rules",
+            context=state.context.candidates, plan=state.plan, steps=state.records, answer=answer,
+            fallbacks=tuple(dict.fromkeys(fallbacks + notes_fb)), budget_total=self.config.evidence_budget,
+            budget_left=state.budget_left, ms=ms, now=state.now.isoformat() if state.now else None)
+
+    def ask(self, question: str, *, ablation: str = "full", options: tuple[tuple[str, str], ...] = ()) -> Trace:
+        """Answer one question; returns the full Trace. Raises InputError for an empty question/bad ablation."""
+        return self.finish(self.start(question, ablation), options=options)
+
+
+def _plain_args(args: Any) -> dict:
+    from .tools import jsonable
+    return jsonable(args) if isinstance(args, dict) else {"_raw": str(args)[:500]}

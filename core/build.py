@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
-from typing import Callable, Protocol, Sequence
+from typing import Callable, Iterator, Protocol, Sequence
 
 import numpy as np
 
@@ -117,11 +118,15 @@ def _insert_observations(store: Store, round_id: str, obs: Sequence[Observation]
 def build(
     store: Store,
     histories: Sequence[History],
-    deps: BuildDeps,
+    deps: BuildDeps | Callable[[], BuildDeps],
     config: Config,
     progress: Progress = _noop,
 ) -> BuildReport:
-    """Ingest `histories` (may be empty: then only pending rounds are processed) and build both memories."""
+    """Ingest `histories` (may be empty: then only pending rounds are processed) and build both memories.
+
+    `deps` may be a factory called after the ingest, so input refused at
+    ingest (InputError, nothing stored) is reported before any model loads.
+    """
     from .extract import run_extractor
     from .hierarchy import Hierarchy, event_text
     from .induction import InductionStore
@@ -132,12 +137,15 @@ def build(
     t0 = time.perf_counter()
     changed: list[str] = []
     added = 0
-    for i, h in enumerate(histories, start=1):
-        res = store.ingest(h)
-        added += res.rounds_added
-        changed += list(res.changed_rounds)
-        progress("store", i, len(histories))
+    with _ingest_atomically(store):
+        for i, h in enumerate(histories, start=1):
+            res = store.ingest(h)
+            added += res.rounds_added
+            changed += list(res.changed_rounds)
+            progress("store", i, len(histories))
     t0 = timer.add("store", t0)
+    if not isinstance(deps, BuildDeps):
+        deps = deps()
 
     images_ocr = run_ocr(store, deps.ocr, progress)
     t0 = timer.add("ocr", t0)
@@ -199,6 +207,23 @@ def build(
     )
     _record_run(store, report, images_ocr)
     return report
+
+
+@contextmanager
+def _ingest_atomically(store: Store) -> Iterator[None]:
+    """Ingest every history of one build in one transaction.
+
+    A history refused at ingest (its round ids belong to another file) then
+    leaves nothing of the histories before it in the memory. DuckDB has no
+    nested transactions, so inside this block the store's own per-ingest
+    transactions join the outer one.
+    """
+    with store.transaction():
+        store.transaction = lambda: nullcontext(store.con)  # type: ignore[method-assign]
+        try:
+            yield
+        finally:
+            del store.transaction  # back to the class's method
 
 
 def _ocr_texts(store: Store, round_ids: list[str]) -> dict[str, dict[str, str]]:

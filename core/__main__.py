@@ -48,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--store", required=True)
     a.add_argument("--json", action="store_true", help="print the whole trace as JSON")
     a.add_argument("--ablation", default="full",
-                   choices=["full", "no-analytic", "no-retrieval", "no-context", "no-progressive", "rag"])
+                   choices=["full", "no-analytic", "no-retrieval", "no-context", "no-progressive", "rag", "no-utility"])
     a.add_argument("--attribute", action="store_true", help="Shapley attribution of the evidence units")
     _backend_args(a)
 
@@ -57,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--out", required=True, help="output folder for predictions.jsonl and summary.json")
     e.add_argument("--format", choices=["memeye", "locomo"])
     e.add_argument("--ablation", default="full",
-                   choices=["full", "no-analytic", "no-retrieval", "no-context", "no-progressive", "rag"])
+                   choices=["full", "no-analytic", "no-retrieval", "no-context", "no-progressive", "rag", "no-utility"])
     e.add_argument("--limit", type=int, help="answer at most N questions")
     e.add_argument("--store", help="memory file to build into (default: a temporary file)")
     e.add_argument("--quiet", action="store_true")

@@ -80,6 +80,12 @@ MIGRATIONS: list[tuple[int, str]] = [
             n_members INTEGER, closed BOOLEAN, round_id VARCHAR, image_ids JSON);
         """,
     ),
+    (
+        2,
+        # learned utility of memory units (DG-Mem 3.3); IF NOT EXISTS: UtilityStore may have made it already
+        "CREATE TABLE IF NOT EXISTS unit_utility(unit_key VARCHAR PRIMARY KEY, sum DOUBLE, count INTEGER, "
+        "updated TIMESTAMP);",
+    ),
 ]
 
 CHUNK_SIZE = 500  # rows per executemany batch

@@ -1,5 +1,228 @@
-"""schemas page (being built)."""
+"""Schema induction: replay the support / confidence timeline round by round; try other thresholds."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
 import streamlit as st
 
-st.title("schemas")
-st.info("This page is not built yet.")
+from core.config import DEFAULT
+from core.induction import STATUSES, attribute_stream, decode_pattern, reinduce
+from ui import charts, state
+from ui.engine import memory_version
+from ui.resources import open_store, store_or_none
+
+STATUS_LABEL = {
+    "below_support": "below support", "below_all_conf": "below all-confidence", "admitted": "admitted",
+    "subsumed": "subsumed", "extension_pending": "extension pending", "evolved": "evolved (admitted)",
+}
+MAX_CHART_PATTERNS = 8
+
+path = state.store_path()
+st.title("Schema induction")
+st.caption("Each round's attribute set updates the support of every pattern; a pattern seen in at least θ_s rounds "
+           "becomes a schema when its all-confidence reaches θ_a, and a schema grows when an extension's "
+           "extension-confidence reaches θ_e.")
+if not Path(path).exists():
+    st.info("No memory yet: build one on the **Upload & build** page.")
+    st.stop()
+store = store_or_none(path)
+if store is None:
+    st.stop()
+version = memory_version(store)
+
+
+@st.cache_data(show_spinner=False, max_entries=8)
+def load_induction(path: str, version: str) -> dict:
+    """Timeline, events, schemas, stream and round ids of the memory (plain data, cached per version)."""
+    con = open_store(path).con
+    timeline = [
+        {"round_order": o, "pattern": decode_pattern(p), "support": n, "all_conf": ac, "ext_conf": ec,
+         "schema_id": sid, "status": stt}
+        for o, p, n, ac, ec, sid, stt in con.execute(
+            "SELECT round_order, pattern, support, all_conf, ext_conf, schema_id, status FROM induction_timeline "
+            "ORDER BY round_order, rowid").fetchall()
+    ]
+    events = [
+        {"round_order": o, "kind": k, "pattern": decode_pattern(p), "schema_id": sid,
+         "previous": decode_pattern(pr) if pr else (), "numbers": json.loads(n or "{}")}
+        for o, k, p, sid, pr, n in con.execute(
+            "SELECT round_order, kind, pattern, schema_id, previous, numbers FROM induction_events "
+            "ORDER BY round_order, rowid").fetchall()
+    ]
+    schemas = [
+        {"schema_id": sid, "attributes": tuple(json.loads(a or "[]")), "table": t, "discovered": d, "updated": u}
+        for sid, a, t, d, u in con.execute(
+            "SELECT schema_id, attributes, table_name, discovered_order, updated_order FROM schemas "
+            "ORDER BY schema_id").fetchall()
+    ]
+    stream = [(o, tuple(sorted(a))) for o, a in attribute_stream(con)]
+    round_ids = dict(con.execute("SELECT round_order, round_id FROM rounds").fetchall())
+    cfg_row = con.execute("SELECT value FROM meta WHERE key = 'induction.config'").fetchone()
+    params = json.loads(cfg_row[0]) if cfg_row else {}
+    return {"timeline": timeline, "events": events, "schemas": schemas, "stream": stream, "round_ids": round_ids,
+            "params": params}
+
+
+@st.cache_data(show_spinner="Re-running induction...", max_entries=16)
+def what_if(path: str, version: str, theta_s: int, theta_a: float, theta_e: float) -> dict:
+    """reinduce() over the stored observations with other thresholds (pure; nothing is written)."""
+    stream = load_induction(path, version)["stream"]
+    cfg = DEFAULT.with_(theta_s=theta_s, theta_a=theta_a, theta_e=theta_e)
+    res = reinduce(((o, a) for o, a in stream), cfg)
+    return {
+        "schemas": [{"schema_id": s.schema_id, "attributes": s.attributes, "discovered": s.discovered_order,
+                     "updated": s.updated_order} for s in res.schemas],
+        "timeline": [{"round_order": r.round_order, "pattern": r.pattern, "support": r.support,
+                      "all_conf": r.all_conf, "ext_conf": r.ext_conf, "schema_id": r.schema_id, "status": r.status}
+                     for r in res.timeline],
+        "events": [{"round_order": e.round_order, "kind": e.kind, "pattern": e.pattern, "schema_id": e.schema_id,
+                    "previous": e.previous, "numbers": dict(e.numbers)} for e in res.events],
+    }
+
+
+data = load_induction(path, version)
+if not data["stream"]:
+    st.info("No round has been processed yet, so there are no statistics to replay.")
+    st.stop()
+
+orders = [o for o, _ in data["stream"]]
+first, last = orders[0], orders[-1]
+stored = data["params"]
+th = {"theta_s": int(stored.get("theta_s", DEFAULT.theta_s)), "theta_a": float(stored.get("theta_a", DEFAULT.theta_a)),
+      "theta_e": float(stored.get("theta_e", DEFAULT.theta_e))}
+
+# ------------------------------------------------------------------ stored schemas
+st.subheader("Schemas in this memory")
+if data["schemas"]:
+    st.markdown("\n".join(
+        f"- **{s['table'] or 'schema ' + str(s['schema_id'])}**: {', '.join(f'`{a}`' for a in s['attributes'])} — "
+        f"discovered at round {s['discovered']}"
+        + (f", last evolved at round {s['updated']}" if s["updated"] and s["updated"] != s["discovered"] else "")
+        for s in data["schemas"]))
+else:
+    st.info(f"No schema yet: no attribute set has recurred in θ_s = {th['theta_s']} rounds with enough confidence.")
+st.caption(f"Built with θ_s = {th['theta_s']}, θ_a = {th['theta_a']:.2f}, θ_e = {th['theta_e']:.2f} · "
+           f"{len(orders)} rounds processed (rounds {first}–{last}).")
+
+# ------------------------------------------------------------------ what-if thresholds
+with st.expander("Try other thresholds (re-runs induction on the stored observations; nothing is saved)"):
+    c1, c2, c3 = st.columns(3)
+    ws = c1.slider("θ_s (support, rounds)", 1, 30, th["theta_s"], key="sch_ws")
+    wa = c2.slider("θ_a (all-confidence)", 0.05, 1.0, th["theta_a"], 0.05, key="sch_wa")
+    we = c3.slider("θ_e (extension-confidence)", 0.05, 1.0, th["theta_e"], 0.05, key="sch_we")
+    changed = (ws, round(wa, 4), round(we, 4)) != (th["theta_s"], round(th["theta_a"], 4), round(th["theta_e"], 4))
+    alt = what_if(path, version, ws, wa, we) if changed else None
+    if alt is None:
+        st.caption("Move a slider to see what other settings would have found.")
+    else:
+        stored_sets = {frozenset(s["attributes"]) for s in data["schemas"]}
+        alt_sets = {frozenset(s["attributes"]) for s in alt["schemas"]}
+        rows = [{"attributes": ", ".join(s["attributes"]), "discovered at round": s["discovered"],
+                 "evolved at round": s["updated"] if s["updated"] != s["discovered"] else None,
+                 "compared with stored": "same" if frozenset(s["attributes"]) in stored_sets else "new"}
+                for s in alt["schemas"]]
+        rows += [{"attributes": ", ".join(s["attributes"]), "discovered at round": None, "evolved at round": None,
+                  "compared with stored": "only in stored"}
+                 for s in data["schemas"] if frozenset(s["attributes"]) not in alt_sets]
+        st.markdown(f"With θ_s = {ws}, θ_a = {wa:.2f}, θ_e = {we:.2f}: **{len(alt['schemas'])} schema(s)** "
+                    f"(stored: {len(data['schemas'])}).")
+        if rows:
+            st.dataframe(rows, hide_index=True, width="stretch")
+        st.checkbox("Replay these statistics below instead of the stored ones", key="sch_use_alt")
+
+use_alt = bool(st.session_state.get("sch_use_alt")) and alt is not None
+src = alt if use_alt else data
+thr = {"theta_s": ws, "theta_a": wa, "theta_e": we} if use_alt else th
+
+# ------------------------------------------------------------------ replay
+st.subheader("Replay" + (" (what-if thresholds)" if use_alt else ""))
+timeline, events = src["timeline"], src["events"]
+best: dict[tuple, int] = {}
+for r in timeline:
+    best[r["pattern"]] = max(best.get(r["pattern"], 0), r["support"])
+important = []
+for e in events:
+    for p in (e["pattern"], e["previous"]):
+        if p and p not in important:
+            important.append(p)
+ranked = important + sorted((p for p in best if p not in important), key=lambda p: (-best[p], p))
+options = ranked[:60]
+defaults = [p for p in options if p in important][:MAX_CHART_PATTERNS] or options[:MAX_CHART_PATTERNS]
+picked = st.multiselect("Patterns on the charts", options, default=defaults, format_func=charts.pattern_label,
+                        key=f"sch_patterns_{'alt' if use_alt else 'stored'}")
+
+if "sch_round" not in st.session_state or not first <= st.session_state["sch_round"] <= last:
+    st.session_state["sch_round"] = last
+playing = bool(st.session_state.get("sch_playing"))
+
+
+def _toggle_play() -> None:
+    now = not st.session_state.get("sch_playing", False)
+    st.session_state["sch_playing"] = now
+    if now and st.session_state.get("sch_round", last) >= last:
+        st.session_state["sch_round"] = first  # play from the start when at the end
+
+
+c_play, c_speed = st.columns([1, 3])
+c_play.button("Pause" if playing else "Play", icon=":material/pause:" if playing else ":material/play_arrow:",
+              on_click=_toggle_play, key="sch_play")
+step_size = c_speed.select_slider("Rounds per frame", [1, 2, 5, 10, 25, 50], value=1, key="sch_speed")
+
+
+@st.fragment(run_every=0.8 if playing else None)
+def replay() -> None:
+    if st.session_state.get("sch_playing"):
+        nxt = min(last, st.session_state.get("sch_round", first) + step_size)
+        st.session_state["sch_round"] = nxt
+        if nxt >= last:
+            st.session_state["sch_playing"] = False
+            st.rerun(scope="app")  # stop the timer
+    if last > first:
+        t = st.slider("Round", first, last, key="sch_round")
+    else:
+        t = last
+        st.caption(f"Round {t}")
+    rid = data["round_ids"].get(t, "")
+    attrs = dict(data["stream"]).get(t, ())
+    st.markdown(f"**Round {t}** `{rid}` · attributes: " + (", ".join(f"`{a}`" for a in attrs) or "none"))
+    happened = [e for e in events if e["round_order"] == t]
+    for e in happened:
+        msg = f"{e['kind']}: {charts.pattern_label(e['pattern'])}"
+        if e["previous"]:
+            msg += f" (from {charts.pattern_label(e['previous'])})"
+        (st.success if e["kind"] != "candidate" else st.info)(msg)
+    sel = set(picked)
+    tl = [r for r in timeline if r["pattern"] in sel]
+    st.plotly_chart(charts.support_figure(tl, events, thr["theta_s"], upto=t, at_round=t), key="sch_supp",
+                    width="stretch")
+    st.plotly_chart(charts.confidence_figure(tl, events, thr["theta_a"], thr["theta_e"], upto=t, at_round=t),
+                    key="sch_conf", width="stretch")
+
+    # candidates as of round t: each pattern's latest statistics at or before t
+    latest: dict[tuple, dict] = {}
+    for r in timeline:
+        if r["round_order"] <= t:
+            latest[r["pattern"]] = r
+    rank = {s: i for i, s in enumerate(("evolved", "admitted", "extension_pending", "below_all_conf",
+                                         "below_support", "subsumed"))}
+    rows = sorted(latest.values(), key=lambda r: (rank.get(r["status"], 9), -r["support"], r["pattern"]))[:40]
+    stream_upto = [(o, set(a)) for o, a in data["stream"] if o <= t]
+    table = []
+    for r in rows:
+        behind = [data["round_ids"].get(o, str(o)) for o, a in stream_upto if set(r["pattern"]) <= a]
+        table.append({
+            "pattern": charts.pattern_label(r["pattern"]), "status": STATUS_LABEL.get(r["status"], r["status"]),
+            "support": r["support"], "all-conf": round(r["all_conf"], 3) if r["all_conf"] is not None else None,
+            "ext-conf": round(r["ext_conf"], 3) if r["ext_conf"] is not None else None,
+            "schema": r["schema_id"], "as of round": r["round_order"],
+            "rounds behind it": ", ".join(behind[-12:]) + (f" (+{len(behind) - 12} earlier)" if len(behind) > 12 else ""),
+        })
+    st.markdown(f"**Candidates at round {t}** (statuses: {', '.join(STATUS_LABEL[s] for s in STATUSES)})")
+    if table:
+        st.dataframe(table, hide_index=True, width="stretch", key="sch_cands")
+    else:
+        st.caption("No pattern of at least two attributes has been seen yet.")
+
+
+replay()

@@ -1,5 +1,174 @@
-"""upload page (being built)."""
+"""Upload & build: validate MemEye / LoCoMo files with their images, then build (or continue) the memory."""
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import asdict
+from pathlib import Path
+
 import streamlit as st
 
-st.title("upload")
-st.info("This page is not built yet.")
+from core.errors import InputError
+from core.formats import read_upload
+from ui import resources, state
+from ui.engine import config, llm_for
+from ui.resources import store_or_none
+from ui.views import render_validation
+
+MB = 1024 * 1024
+STAGE_LABELS = {
+    "store": "Rounds stored", "ocr": "Images OCR'd", "embed": "Texts and images embedded",
+    "rounds": "Rounds processed (observations, schemas, episodes)",
+}
+IMAGE_TYPES = ["png", "jpg", "jpeg", "webp", "gif", "bmp", "tif", "tiff"]
+
+path = state.store_path()
+st.title("Upload & build")
+st.caption("Upload MemEye / Mem-Gallery or LoCoMo JSON files with their images (as separate files or in one zip). "
+           "Every file is checked before anything is stored; a build adds only new rounds, so new sessions "
+           "continue an existing memory.")
+st.markdown(f"Memory: **{Path(path).stem}** (`{path}`) — choose or create another one in the sidebar.")
+
+# ------------------------------------------------------------------ limits
+cfg = config()
+with st.expander("Limits"):
+    l1, l2, l3 = st.columns(3)
+    up_mb = l1.number_input("Upload size (MB)", 1, 4096, max(1, cfg.max_upload_bytes // MB), key="upl_max_mb")
+    px = l2.number_input("Image size (megapixels)", 1, 500, max(1, cfg.max_image_pixels // 1_000_000), key="upl_max_px")
+    nr = l3.number_input("Rounds per upload", 1, 10_000_000, cfg.max_rounds_per_upload, key="upl_max_rounds")
+    over = dict(state.get(state.CONFIG_OVERRIDES) or {})
+    over.update(max_upload_bytes=int(up_mb) * MB, max_image_pixels=int(px) * 1_000_000, max_rounds_per_upload=int(nr))
+    state.put(state.CONFIG_OVERRIDES, over)
+    cfg = config()
+    server_mb = st.get_option("server.maxUploadSize")
+    st.caption(f"The browser upload is also capped at {server_mb} MB per file by the server "
+               "(`streamlit run app.py --server.maxUploadSize N`).")
+
+store = store_or_none(path) if Path(path).exists() else None
+if store is not None:
+    s = store.summary()
+    st.caption(f"This memory holds {s['sessions']} session(s), {s['rounds']} round(s), {s['images']} image(s), "
+               f"{s['schemas']} schema(s).")
+
+
+def _deps(store):
+    from core.deps import make_build_deps
+
+    return make_build_deps(cfg, cache_con=store.con, llm=llm_for(store), text_encoder=resources.text_encoder(),
+                           ocr=resources.ocr_engine(), image_encoder=resources.image_encoder())
+
+
+def run_build(histories: list) -> None:
+    """Build `histories` into the memory (or only its pending rounds) with a status box and progress."""
+    from core.build import build
+
+    target = store_or_none(path)
+    if target is None:
+        return
+    with st.status("Building the memory...", expanded=True) as status:
+        st.write("Loading models...")
+        deps = _deps(target)
+        bar = st.progress(0.0)
+        lines = st.empty()
+        seen: dict[str, tuple[int, int]] = {}
+        last = [0.0]
+
+        def progress(stage: str, done: int, total: int) -> None:
+            seen[stage] = (done, total)
+            now = time.monotonic()
+            if done < total and now - last[0] < 0.25:
+                return  # redraw a few times a second, not for every round
+            last[0] = now
+            bar.progress(done / total if total else 1.0, text=f"{STAGE_LABELS.get(stage, stage)}: {done}/{total}")
+            md = []
+            for k, (d, t) in seen.items():
+                mark = ":material/check_circle:" if d >= t else ":material/hourglass_top:"
+                md.append(f"{mark} {STAGE_LABELS.get(k, k)}: **{d}/{t}**")
+            if stage == "rounds":
+                c = target.con.execute(
+                    "SELECT (SELECT count(*) FROM observations), (SELECT count(*) FROM schemas), "
+                    "(SELECT count(*) FROM nodes WHERE level = 'episode')").fetchone()
+                md.append(f"observations **{c[0]}** · schemas **{c[1]}** · episodes **{c[2]}**")
+            lines.markdown("  \n".join(md))
+
+        try:
+            report = build(target, histories, deps, cfg, progress)
+        except InputError as e:
+            status.update(label="Build stopped: bad input", state="error")
+            st.error(str(e))
+            return
+        except Exception as e:  # keep the page: the memory keeps every round committed before the fault
+            status.update(label="Build failed", state="error")
+            st.error(f"The build failed: {type(e).__name__}: {e}. Rounds processed before the fault are kept; "
+                     "press build again to continue.")
+            return
+        bar.progress(1.0, text="Done")
+        status.update(label=f"Built in {report.seconds:.1f} s: {report.rounds_added} new round(s)", state="complete",
+                      expanded=False)
+    st.session_state["_upl_report"] = asdict(report)
+    st.session_state["_upl_nonce"] = st.session_state.get("_upl_nonce", 0) + 1  # clear the uploader
+
+
+# ------------------------------------------------------------------ upload and validation
+fmt_choice = st.radio("Format", ["detect", "memeye", "locomo"], horizontal=True, key="upl_fmt")
+allow_missing = st.checkbox("Accept files whose images are missing (keep their captions only)", key="upl_allow_missing")
+files = st.file_uploader("JSON files, images, or one zip with both", accept_multiple_files=True,
+                         type=["json", "zip", *IMAGE_TYPES], key=f"upl_files_{st.session_state.get('_upl_nonce', 0)}")
+
+if files:
+    payload = [(f.name, f.getvalue()) for f in files]
+    digest = hashlib.sha256()
+    for name, data in payload:
+        digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+    key = (digest.hexdigest(), fmt_choice, allow_missing, cfg.max_upload_bytes, cfg.max_image_pixels,
+           cfg.max_rounds_per_upload)
+    cached = st.session_state.get("_upl_validation")
+    if not cached or cached[0] != key:
+        with st.spinner("Checking the files..."):
+            report = read_upload(payload, fmt=None if fmt_choice == "detect" else fmt_choice, config=cfg,
+                                 allow_missing_images=allow_missing)
+        st.session_state["_upl_validation"] = (key, report)
+    report = st.session_state["_upl_validation"][1]
+    histories = render_validation(report)
+    if histories:
+        n_rounds = sum(len(h.rounds) for h in histories)
+        label = f"Build {len(histories)} history(ies), {n_rounds} round(s) into {Path(path).stem}"
+        if not report.ok:
+            st.warning("Only the files without errors will be built.")
+        if st.button(label, type="primary", key="upl_build"):
+            run_build(histories)
+            st.rerun()
+
+# ------------------------------------------------------------------ pending rounds and the last build
+store = store_or_none(path) if Path(path).exists() else None
+if store is not None:
+    s = store.summary()
+    pending = s["rounds"] - s["rounds_processed"]
+    if pending > 0:
+        st.warning(f"{pending} round(s) are stored but not processed yet (an interrupted build?).")
+        if st.button(f"Process the {pending} pending round(s)", key="upl_pending"):
+            run_build([])
+            st.rerun()
+
+last = st.session_state.get("_upl_report")
+if last:
+    st.success(f"Built: {last['rounds_added']} new round(s) in {last['seconds']:.1f} s. The memory now has "
+               f"{last['rounds']} rounds, {last['images']} images ({last['images_ocr']} OCR'd), "
+               f"{last['observations']} observations, {last['schemas']} schema(s), {last['episodes']} episode(s) "
+               f"and {last['topics']} topic(s).")
+    cols = st.columns(6)
+    for col, (label, k) in zip(cols, [("Rounds", "rounds"), ("New rounds", "rounds_added"), ("Images", "images"),
+                                      ("Observations", "observations"), ("Schemas", "schemas"),
+                                      ("Episodes", "episodes")]):
+        col.metric(label, last[k])
+    st.caption("Seconds per stage: " + ", ".join(f"{k} {v:.2f}" for k, v in last["stage_seconds"])
+               + f" · text encoder `{last['text_encoder']}` · image encoder `{last['image_encoder']}`")
+    for fb in last.get("fallbacks") or []:
+        st.caption(f"fallback: {fb}")
+    if last.get("changed_rounds"):
+        st.warning(f"{len(last['changed_rounds'])} round(s) already stored with other content were kept as stored: "
+                   + ", ".join(last["changed_rounds"][:10]))
+    try:
+        st.page_link("pages/schemas.py", label="See the schemas being discovered →")
+    except Exception:  # the page runs outside the app's navigation (a test, or `streamlit run pages/upload.py`)
+        pass

@@ -1,0 +1,126 @@
+"""The explorer's figures, built from plain data without Streamlit: traces, threshold lines, event markers."""
+from __future__ import annotations
+
+import pytest
+
+from ui import charts
+
+A, B = ("sleep_score", "sleep_duration"), ("resting_heart_rate", "sleep_duration", "sleep_score")
+TIMELINE = [
+    {"round_order": o, "pattern": A, "support": o, "all_conf": 1.0, "ext_conf": None} for o in range(1, 7)
+] + [
+    {"round_order": o, "pattern": B, "support": o - 2, "all_conf": (o - 2) / o, "ext_conf": (o - 2) / o}
+    for o in range(3, 7)
+]
+EVENTS = [
+    {"round_order": 4, "kind": "discovered", "pattern": A, "previous": (), "numbers": {"supp": 4, "all_conf": 1.0}},
+    {"round_order": 6, "kind": "evolved", "pattern": B, "previous": A, "numbers": {"supp": 4, "ext_conf": 0.8}},
+    {"round_order": 4, "kind": "candidate", "pattern": A, "previous": (), "numbers": {"supp": 4}},
+]
+
+
+def _hlines(fig):
+    return {s.name: s.y0 for s in fig.layout.shapes if s.y0 == s.y1 and s.name}
+
+
+def _trace(fig, name):
+    return next(t for t in fig.data if t.name == name)
+
+
+def test_support_figure_has_one_line_per_pattern_threshold_and_event_markers():
+    fig = charts.support_figure(TIMELINE, EVENTS, theta_s=4)
+    lines = [t for t in fig.data if t.mode == "lines+markers"]
+    assert {t.name for t in lines} == {"sleep_score + sleep_duration", "resting_heart_rate + sleep_duration + sleep_score"}
+    assert _hlines(fig) == {"θ_s": 4.0}
+    disc = _trace(fig, "discovered")
+    assert list(disc.x) == [4] and list(disc.y) == [4.0]
+    evo = _trace(fig, "evolved")
+    assert list(evo.x) == [6] and "from sleep_score + sleep_duration" in evo.text[0]
+    assert "candidate" not in {t.name for t in fig.data}  # only schema changes are marked
+
+
+def test_support_figure_replay_cuts_the_lines_and_markers_at_the_selected_round():
+    fig = charts.support_figure(TIMELINE, EVENTS, theta_s=4, upto=5, at_round=5)
+    a = _trace(fig, "sleep_score + sleep_duration")
+    assert list(a.x) == [1, 2, 3, 4, 5]
+    assert "evolved" not in {t.name for t in fig.data}  # it happens at round 6
+    cursor = [s for s in fig.layout.shapes if s.name == "selected round"]
+    assert len(cursor) == 1 and cursor[0].x0 == 5
+
+
+def test_confidence_figure_draws_both_thresholds_and_marks_events_at_their_confidence():
+    fig = charts.confidence_figure(TIMELINE, EVENTS, theta_a=0.6, theta_e=0.8)
+    assert _hlines(fig) == {"θ_a": 0.6, "θ_e": 0.8}
+    names = {t.name for t in fig.data}
+    assert "all-conf: sleep_score + sleep_duration" in names
+    assert "ext-conf: resting_heart_rate + sleep_duration + sleep_score" in names
+    assert "ext-conf: sleep_score + sleep_duration" not in names  # no ext-conf values for it
+    assert list(_trace(fig, "discovered").y) == [1.0]
+    assert list(_trace(fig, "evolved").y) == [0.8]
+    ext = _trace(fig, "ext-conf: resting_heart_rate + sleep_duration + sleep_score")
+    assert ext.line.dash == "dash"
+
+
+def test_column_figure_skips_missing_values():
+    fig = charts.column_figure(["2026-03-01", "2026-03-02", "2026-03-03"], [7.0, None, 8.5], column="sleep",
+                               unit="h", rounds=["S1:R1", "S1:R2", "S1:R3"])
+    t = fig.data[0]
+    assert list(t.y) == [7.0, 8.5] and list(t.text) == ["S1:R1", "S1:R3"]
+    assert t.name == "sleep (h)"
+
+
+NODES = [
+    {"node_id": "tp1", "level": "topic", "parent_id": None, "label": "sleep", "n_members": 2},
+    {"node_id": "ep1", "level": "episode", "parent_id": "tp1", "label": "week 1", "n_members": 2},
+    {"node_id": "ep2", "level": "episode", "parent_id": "tp1", "label": "week 2", "n_members": 1},
+    {"node_id": "ev1", "level": "event", "parent_id": "ep1", "label": "r1", "n_members": 0},
+    {"node_id": "ev2", "level": "event", "parent_id": "ep1", "label": "r2", "n_members": 0},
+    {"node_id": "ev3", "level": "event", "parent_id": "ep2", "label": "r3", "n_members": 0},
+    {"node_id": "ev4", "level": "event", "parent_id": None, "label": "orphan", "n_members": 0},
+]
+
+
+@pytest.mark.parametrize("kind", ["sunburst", "treemap"])
+def test_hierarchy_figure_nests_nodes_counts_events_and_colours_hits(kind):
+    fig = charts.hierarchy_figure(NODES, hits={"ev3": 0.9}, kind=kind)
+    t = fig.data[0]
+    assert t.type == kind
+    parent = dict(zip(t.ids, t.parents))
+    assert parent["ev1"] == "ep1" and parent["ep1"] == "tp1" and parent["tp1"] == "memory"
+    assert parent["ev4"] == "memory"  # a node whose parent is unknown hangs from the root
+    value = dict(zip(t.ids, t.values))
+    assert sum(value[i] for i in ("ev1", "ev2", "ev3", "ev4")) == 4 and value["tp1"] == 0
+    assert t.branchvalues == "remainder"  # parents add up their events
+    colour = dict(zip(t.ids, t.marker.colors))
+    assert colour["ev3"] == charts.HIT_COLOR and colour["ev1"] != charts.HIT_COLOR
+
+
+def test_hierarchy_figure_rejects_unknown_kind():
+    with pytest.raises(ValueError, match="sunburst or treemap"):
+        charts.hierarchy_figure(NODES, kind="pie")
+
+
+def test_accuracy_figure_groups_by_ablation_and_type():
+    rows = [{"ablation": "full", "qtype": "agg", "score": 1.0}, {"ablation": "full", "qtype": "agg", "score": 0.0},
+            {"ablation": "full", "qtype": "event", "score": 1.0}, {"ablation": "rag", "qtype": "agg", "score": 0.0}]
+    fig = charts.accuracy_figure(rows)
+    full, rag = _trace(fig, "full"), _trace(fig, "rag")
+    assert list(full.x) == ["agg", "event"] and list(full.y) == [0.5, 1.0]
+    assert list(rag.y) == [0.0, None]  # no rag question of type event: no bar, not a zero
+
+
+def test_scores_figure_has_the_three_scores_per_candidate():
+    cands = [{"kind": "table", "name": "sleep_log", "cos": 0.8, "bm25_norm": 1.0, "score": 0.86},
+             {"kind": "episode", "name": "ep1", "cos": 0.2, "bm25_norm": 0.0, "score": 0.14}]
+    fig = charts.scores_figure(cands)
+    assert [t.name for t in fig.data] == ["cosine", "BM25 (normalized)", "combined h"]
+    assert list(_trace(fig, "combined h").x) == [0.86, 0.14]
+
+
+def test_plan_dot_marks_done_and_next_steps_and_escapes_text():
+    dot = charts.plan_dot([{"goal": 'find "the" day', "tool": "EventLocate"}, {"goal": "avg", "tool": "Compute"}],
+                          done=1, question="How much did I sleep?")
+    assert dot.startswith("digraph plan {") and dot.rstrip().endswith("}")
+    assert 's0 [label="1. EventLocate\\nfind \\"the\\" day", fillcolor="#b7e1cd"]' in dot
+    assert 'fillcolor="#fff2cc"' in dot.split("s1 [", 1)[1].split("\n", 1)[0]  # the next step
+    assert "q -> s0;" in dot and "s0 -> s1;" in dot and "s1 -> a;" in dot

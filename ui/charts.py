@@ -1,0 +1,240 @@
+"""Plotly figures (and one graphviz DOT string) for the explorer pages.
+
+Plain functions over plain data (lists of dicts / tuples): no Streamlit, no
+store, so tests build and inspect the figures directly. Every figure draws
+its thresholds as named horizontal lines (shapes with `name`) and its
+induction events as marker traces named "discovered" / "evolved", so a test
+or a person can find them.
+"""
+from __future__ import annotations
+
+import html
+from collections import defaultdict
+from typing import Iterable, Mapping, Sequence
+
+import plotly.graph_objects as go
+
+EVENT_STYLE = {
+    "discovered": dict(symbol="star", size=14, color="#2ca02c"),
+    "evolved": dict(symbol="diamond", size=12, color="#d62728"),
+    "candidate": dict(symbol="circle-open", size=9, color="#7f7f7f"),
+}
+LEVEL_COLORS = {"topic": "#4c78a8", "episode": "#72b7b2", "event": "#bab0ac"}
+HIT_COLOR = "#f58518"
+
+
+def pattern_label(pattern: Sequence[str] | str) -> str:
+    """A pattern as people read it: 'a + b + c' (the stored 'a|b|c' form is accepted)."""
+    if isinstance(pattern, str):
+        pattern = pattern.split("|") if pattern else ()
+    return " + ".join(pattern) or "(empty)"
+
+
+def _threshold(fig: go.Figure, y: float, name: str, color: str, *, row_label: str | None = None) -> None:
+    fig.add_hline(y=y, line_dash="dash", line_color=color, name=name,
+                  annotation_text=row_label or f"{name} = {y:g}", annotation_position="top left")
+
+
+def _cursor(fig: go.Figure, at_round: int | None) -> None:
+    if at_round is not None:
+        fig.add_vline(x=at_round, line_dash="dot", line_color="#444", name="selected round")
+
+
+# The legend goes under the plot (pattern names are long); the figure grows with it so the plot keeps its height.
+_LEGEND = dict(orientation="h", yanchor="top", y=-0.15, xanchor="left", x=0)
+
+
+def _height(fig: go.Figure) -> int:
+    return min(1000, 360 + 22 * len(fig.data))
+
+
+def _series(rows: Iterable[Mapping], value: str, upto: int | None) -> dict[tuple[str, ...], list[tuple[int, float]]]:
+    out: dict[tuple[str, ...], list[tuple[int, float]]] = defaultdict(list)
+    for r in rows:
+        if upto is not None and r["round_order"] > upto:
+            continue
+        v = r.get(value)
+        if v is None:
+            continue
+        out[tuple(r["pattern"])].append((int(r["round_order"]), float(v)))
+    for pts in out.values():
+        pts.sort()
+    return out
+
+
+def _event_markers(fig: go.Figure, events: Iterable[Mapping], y_of, upto: int | None) -> None:
+    """One marker trace per event kind; y_of(event) gives the marker's height (None: skip)."""
+    by_kind: dict[str, list[tuple[int, float, str]]] = defaultdict(list)
+    for e in events:
+        if e["kind"] not in ("discovered", "evolved") or (upto is not None and e["round_order"] > upto):
+            continue
+        y = y_of(e)
+        if y is None:
+            continue
+        what = f"{e['kind']}: {pattern_label(e['pattern'])}"
+        if e.get("previous"):
+            what += f"<br>from {pattern_label(e['previous'])}"
+        by_kind[e["kind"]].append((int(e["round_order"]), float(y), what))
+    for kind, pts in by_kind.items():
+        fig.add_trace(go.Scatter(
+            x=[p[0] for p in pts], y=[p[1] for p in pts], mode="markers", name=kind,
+            marker=EVENT_STYLE[kind], text=[p[2] for p in pts], hovertemplate="round %{x}<br>%{text}<extra></extra>",
+        ))
+
+
+def support_figure(timeline: Sequence[Mapping], events: Sequence[Mapping], theta_s: int, *,
+                   upto: int | None = None, at_round: int | None = None, title: str = "Support") -> go.Figure:
+    """Support of each pattern over rounds (step lines), θ_s drawn, schema events marked.
+
+    timeline: rows with round_order, pattern (tuple of attributes), support.
+    events: rows with round_order, kind, pattern, previous, numbers (dict with supp).
+    upto: draw nothing after this round (the replay position); at_round: a vertical cursor.
+    """
+    fig = go.Figure()
+    series = _series(timeline, "support", upto)
+    for pattern, pts in series.items():
+        fig.add_trace(go.Scatter(
+            x=[p[0] for p in pts], y=[p[1] for p in pts], mode="lines+markers", line_shape="hv",
+            name=pattern_label(pattern), marker=dict(size=4),
+            hovertemplate="round %{x}<br>support %{y}<extra>" + html.escape(pattern_label(pattern)) + "</extra>",
+        ))
+    _threshold(fig, float(theta_s), "θ_s", "#d62728")
+    _event_markers(fig, events, lambda e: dict(e.get("numbers") or {}).get("supp"), upto)
+    _cursor(fig, at_round)
+    fig.update_layout(title=title, xaxis_title="round", yaxis_title="support (rounds)", height=_height(fig),
+                      legend=_LEGEND, margin=dict(l=40, r=20, t=50, b=40))
+    return fig
+
+
+def confidence_figure(timeline: Sequence[Mapping], events: Sequence[Mapping], theta_a: float, theta_e: float, *,
+                      upto: int | None = None, at_round: int | None = None,
+                      title: str = "All-confidence and extension-confidence") -> go.Figure:
+    """all-conf (solid) and ext-conf (dashed) per pattern over rounds, θ_a and θ_e drawn, events marked."""
+    fig = go.Figure()
+    for value, dash, prefix in (("all_conf", "solid", "all-conf"), ("ext_conf", "dash", "ext-conf")):
+        for pattern, pts in _series(timeline, value, upto).items():
+            fig.add_trace(go.Scatter(
+                x=[p[0] for p in pts], y=[p[1] for p in pts], mode="lines+markers", line=dict(dash=dash),
+                name=f"{prefix}: {pattern_label(pattern)}", marker=dict(size=4), legendgroup=prefix,
+                hovertemplate="round %{x}<br>" + prefix + " %{y:.2f}<extra>"
+                + html.escape(pattern_label(pattern)) + "</extra>",
+            ))
+    _threshold(fig, float(theta_a), "θ_a", "#9467bd")
+    _threshold(fig, float(theta_e), "θ_e", "#8c564b")
+
+    def y_of(e):
+        n = dict(e.get("numbers") or {})
+        return n.get("all_conf") if e["kind"] == "discovered" else n.get("ext_conf")
+
+    _event_markers(fig, events, y_of, upto)
+    _cursor(fig, at_round)
+    fig.update_layout(title=title, xaxis_title="round", yaxis_title="confidence", yaxis_range=[0, 1.05],
+                      height=_height(fig), legend=_LEGEND, margin=dict(l=40, r=20, t=50, b=40))
+    return fig
+
+
+def column_figure(times: Sequence, values: Sequence, *, column: str, unit: str | None = None,
+                  rounds: Sequence[str] = ()) -> go.Figure:
+    """A numeric column over time (NULLs skipped), hover shows the source round."""
+    pts = [(t, v, r) for t, v, r in zip(times, values, list(rounds) or [""] * len(times)) if v is not None]
+    label = f"{column} ({unit})" if unit else column
+    fig = go.Figure(go.Scatter(
+        x=[p[0] for p in pts], y=[p[1] for p in pts], mode="lines+markers", name=label,
+        text=[p[2] for p in pts], hovertemplate="%{x}<br>%{y}<br>%{text}<extra></extra>",
+    ))
+    fig.update_layout(title=f"{label} over time", xaxis_title="time", yaxis_title=label, height=340,
+                      margin=dict(l=40, r=20, t=50, b=40))
+    return fig
+
+
+def hierarchy_figure(nodes: Sequence[Mapping], *, hits: Mapping[str, float] | None = None,
+                     kind: str = "sunburst", selected: str | None = None) -> go.Figure:
+    """topic -> episode -> event as a sunburst or treemap; each node sized by its events.
+
+    nodes: rows with node_id, level, parent_id, label, n_members. hits: node id ->
+    search score; hit nodes (and their ancestors' paths) are coloured HIT_COLOR.
+    A synthetic root "memory" holds the topics (and any orphan episodes/events).
+    """
+    if kind not in ("sunburst", "treemap"):
+        raise ValueError(f"kind must be sunburst or treemap, got {kind!r}")
+    hits = dict(hits or {})
+    ids = {n["node_id"] for n in nodes}
+    ids_out, labels, parents, values, colors, custom = ["memory"], ["memory"], [""], [0], ["#ffffff"], [""]
+    for n in nodes:
+        parent = n.get("parent_id") if n.get("parent_id") in ids else "memory"
+        ids_out.append(n["node_id"])
+        lbl = n.get("label") or n["node_id"]
+        labels.append(f"{lbl[:40]}" + (f" ({n.get('n_members', 0)})" if n["level"] != "event" else ""))
+        parents.append(parent)
+        # leaves carry the count; branchvalues="remainder" lets parents add up their children
+        values.append(1 if n["level"] == "event" else 0)
+        if n["node_id"] in hits:
+            colors.append(HIT_COLOR)
+        elif n["node_id"] == selected:
+            colors.append("#e45756")
+        else:
+            colors.append(LEVEL_COLORS.get(n["level"], "#cccccc"))
+        custom.append(f"{n['level']} {n['node_id']}" + (f" · hit {hits[n['node_id']]:.2f}" if n["node_id"] in hits else ""))
+    trace_cls = go.Sunburst if kind == "sunburst" else go.Treemap
+    fig = go.Figure(trace_cls(
+        ids=ids_out, labels=labels, parents=parents, values=values, branchvalues="remainder",
+        marker=dict(colors=colors), customdata=custom, hovertemplate="%{customdata}<br>%{label}<extra></extra>",
+        maxdepth=3,
+    ))
+    fig.update_layout(height=560, margin=dict(l=0, r=0, t=30, b=0))
+    return fig
+
+
+def scores_figure(candidates: Sequence[Mapping]) -> go.Figure:
+    """Planning-context candidates: cosine, normalized BM25 and combined score per candidate."""
+    names = [f"{c['kind']}: {c['name']}" for c in candidates]
+    fig = go.Figure()
+    for key, label in (("cos", "cosine"), ("bm25_norm", "BM25 (normalized)"), ("score", "combined h")):
+        fig.add_trace(go.Bar(y=names, x=[c.get(key) or 0.0 for c in candidates], name=label, orientation="h"))
+    fig.update_layout(barmode="group", height=max(240, 28 * len(names) + 100), yaxis=dict(autorange="reversed"),
+                      margin=dict(l=10, r=10, t=30, b=30), legend=dict(orientation="h"))
+    return fig
+
+
+def accuracy_figure(rows: Sequence[Mapping]) -> go.Figure:
+    """Accuracy per question type, one bar group per ablation.
+
+    rows: one per scored question with ablation, qtype, score (0..1).
+    """
+    acc: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for r in rows:
+        acc[r["ablation"]][r.get("qtype") or "(none)"].append(float(r["score"]))
+    types = sorted({t for by in acc.values() for t in by})
+    fig = go.Figure()
+    for ablation, by in acc.items():
+        fig.add_trace(go.Bar(
+            x=types, y=[(sum(by[t]) / len(by[t])) if by.get(t) else None for t in types], name=ablation,
+            text=[f"n={len(by[t])}" if by.get(t) else "" for t in types], textposition="outside",
+        ))
+    fig.update_layout(barmode="group", yaxis_range=[0, 1.1], yaxis_title="accuracy", xaxis_title="question type",
+                      height=380, margin=dict(l=40, r=20, t=30, b=40))
+    return fig
+
+
+def _dot_escape(s: str) -> str:
+    return s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
+
+
+def plan_dot(steps: Sequence[Mapping], done: int = 0, *, question: str = "") -> str:
+    """The plan as a graphviz DOT graph: question -> step 1 -> ... -> answer.
+
+    steps: rows with goal and tool; the first `done` are drawn as executed (filled).
+    """
+    lines = ["digraph plan {", "rankdir=LR;", 'node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=11];']
+    q = _dot_escape(question[:60] + ("…" if len(question) > 60 else "")) or "question"
+    lines.append(f'q [label="{q}", shape=ellipse, fillcolor="#e8e8e8"];')
+    prev = "q"
+    for i, s in enumerate(steps):
+        fill = "#b7e1cd" if i < done else ("#fff2cc" if i == done else "#ffffff")
+        lines.append(f's{i} [label="{i + 1}. {_dot_escape(s["tool"])}\\n{_dot_escape(s["goal"][:50])}", fillcolor="{fill}"];')
+        lines.append(f"{prev} -> s{i};")
+        prev = f"s{i}"
+    lines.append('a [label="answer", shape=ellipse, fillcolor="%s"];' % ("#b7e1cd" if done >= len(steps) else "#ffffff"))
+    lines.append(f"{prev} -> a;")
+    lines.append("}")
+    return "\n".join(lines)

@@ -11,6 +11,9 @@ class Config:
     theta_a: float = 0.60
     theta_e: float = 0.80
     max_pattern_attrs: int = 12  # subsets of larger attribute sets are bounded (see induction.py)
+    min_schema_attrs: int = 2  # a 1-attribute schema would absorb every pattern containing it
+    block_fragments: bool = True  # a schema's usual companions are not a new schema (induction.py)
+    delta_all_conf: bool = True  # attributes added by evolution must pass all-conf too
     # retrieval memory (appendix A)
     theta_epi: float = 0.60
     theta_topic: float = 0.65

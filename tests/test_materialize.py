@@ -1,0 +1,302 @@
+"""Materialization on a real DuckDB file with observations inserted directly."""
+from __future__ import annotations
+
+import json
+from datetime import date, datetime, timedelta
+
+import pytest
+
+from core.errors import LLMError
+from core.induction import InductionStore, attribute_stream, reinduce
+from core.materialize import (
+    Materializer,
+    populates,
+    quote,
+    reserved_names,
+    rule_table_name,
+    sanitize,
+)
+from core.store import Store
+
+SLEEP = ("deep_sleep", "sleep_date", "sleep_duration", "sleep_score")
+T0 = datetime(2025, 2, 3, 8, 0)
+
+
+def add_round(con, order: int, obs: list[tuple], caption: str | None = None) -> str:
+    """Insert round S1:R<order> with observations (attribute, raw, number, unit[, image_id])."""
+    rid = f"S1:R{order}"
+    con.execute(
+        "INSERT INTO rounds (round_id, session_id, round_order, index_in_session, time, dialogue, text, "
+        "content_hash) VALUES (?, 'S1', ?, ?, ?, '[]', '', 'h')", [rid, order, order, T0 + timedelta(days=order)])
+    if caption is not None:
+        con.execute("INSERT INTO images (image_id, round_id, position, caption) VALUES (?, ?, 0, ?)",
+                    [f"{rid}:I1", rid, caption])
+    for seq, o in enumerate(obs):
+        attr, raw, num, unit = o[:4]
+        image_id = o[4] if len(o) > 4 else None
+        kind = "number" if num is not None else "text"
+        con.execute(
+            "INSERT INTO observations (round_id, seq, attribute, raw_value, number, unit, value_kind, source, "
+            "image_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [rid, seq, attr, raw, num, unit, kind, "ocr" if image_id else "dialogue", image_id])
+    return rid
+
+
+def sleep_obs(i: int) -> list[tuple]:
+    return [
+        ("sleep_duration", f"{6 + i * 0.5} h", 6 + i * 0.5, "h"),
+        ("deep_sleep", f"{60 + i} min", 60.0 + i, "min", f"S1:R{i}:I1"),
+        ("sleep_score", str(70 + i), 70.0 + i, None),
+        ("sleep_date", (date(2025, 2, 1) + timedelta(days=i)).isoformat(), None, None),
+    ]
+
+
+@pytest.fixture
+def store(tmp_path):
+    with Store(tmp_path / "mem.duckdb") as s:
+        yield s
+
+
+def columns(con, table):
+    return dict(con.execute(
+        "SELECT column_name, data_type FROM information_schema.columns WHERE table_name = ? "
+        "ORDER BY ordinal_position", [table]).fetchall())
+
+
+def test_population_rule():
+    schema = {"a", "b", "c", "d"}
+    assert populates({"a", "b"}, schema)  # half of the schema
+    assert populates({"a"}, schema)  # everything the round reports is in the schema
+    assert not populates({"a", "x", "y"}, schema)  # one stray shared attribute
+    assert populates({"a", "x"}, schema)  # half of the round
+    assert not populates({"x"}, schema)
+    assert not populates(set(), schema)
+
+
+def test_table_created_typed_with_units_and_backfilled(store):
+    con = store.con
+    for i in range(1, 5):
+        add_round(con, i, sleep_obs(i), caption=f"sleep app screenshot {i}")
+    add_round(con, 5, [("calories", "300", 300.0, "kcal")])
+    m = Materializer(con)
+    ch = m.apply(1, SLEEP, 4)
+    assert ch.action == "created" and ch.n_rows == 4
+    name = ch.schema.table_name
+    assert name == "sleep_log"
+    cols = columns(con, name)
+    assert list(cols)[:4] == ["source", "round_order", "time", "captions"]
+    assert cols["sleep_duration"] == "DOUBLE" and cols["deep_sleep"] == "DOUBLE"
+    assert cols["sleep_score"] == "DOUBLE" and cols["sleep_date"] == "DATE"
+    assert cols["round_order"] == "INTEGER" and cols["time"] == "TIMESTAMP"
+    meta = {c["name"]: c for c in json.loads(con.execute(
+        "SELECT columns FROM schemas WHERE schema_id = 1").fetchone()[0])}
+    assert meta["sleep_duration"]["unit"] == "h" and meta["deep_sleep"]["unit"] == "min"
+    assert meta["sleep_date"]["unit"] is None
+    rows = con.execute(f"SELECT source, round_order, time, captions, sleep_duration, sleep_date FROM {name} "
+                       "ORDER BY round_order").fetchall()
+    assert [r[0] for r in rows] == ["S1:R1", "S1:R2", "S1:R3", "S1:R4"]
+    assert rows[1][2] == T0 + timedelta(days=2) and rows[1][3] == "sleep app screenshot 2"
+    assert rows[1][4] == 7.0 and rows[1][5] == date(2025, 2, 3)
+    view = con.execute("SELECT table_name, description, n_rows FROM memory_tables").fetchall()
+    assert view[0][0] == name and view[0][2] == 4
+    desc = view[0][1]
+    assert "sleep duration (h)" in desc and "deep sleep (min)" in desc and "4 rounds" in desc
+
+
+def test_add_round_and_view_count_live(store):
+    con = store.con
+    for i in range(1, 5):
+        add_round(con, i, sleep_obs(i))
+    m = Materializer(con)
+    m.apply(1, SLEEP, 4)
+    rid = add_round(con, 5, sleep_obs(5)[:1])  # only the duration: all it reports is in the schema
+    assert m.add_round(5, rid) == ("sleep_log",)
+    assert m.add_round(5, rid) == ("sleep_log",)  # idempotent
+    rid6 = add_round(con, 6, [("sleep_duration", "7 h", 7.0, "h"), ("calories", "1", 1.0, None),
+                              ("workout_minutes", "30", 30.0, "min")])
+    assert m.add_round(6, rid6) == ()  # a stray shared attribute does not pollute the table
+    assert con.execute("SELECT n_rows FROM memory_tables WHERE table_name = 'sleep_log'").fetchone()[0] == 5
+    row = con.execute("SELECT sleep_duration, deep_sleep FROM sleep_log WHERE source = ?", [rid]).fetchone()
+    assert row == (8.5, None)
+
+
+def test_every_cell_traces_to_its_observation(store):
+    con = store.con
+    for i in range(1, 5):
+        add_round(con, i, sleep_obs(i))
+    # a round observing one attribute twice: the first observation wins
+    add_round(con, 5, sleep_obs(5) + [("sleep_score", "99", 99.0, None)])
+    m = Materializer(con)
+    m.apply(1, SLEEP, 5)
+    rows = con.execute("SELECT source, deep_sleep, sleep_score, sleep_duration, _obs FROM sleep_log").fetchall()
+    assert len(rows) == 5
+    for source, deep, score, dur, prov in rows:
+        prov = json.loads(prov)
+        for col, val in (("deep_sleep", deep), ("sleep_score", score), ("sleep_duration", dur)):
+            attr, number, image_id = con.execute(
+                "SELECT attribute, number, image_id FROM observations WHERE round_id = ? AND seq = ?",
+                [source, prov[col]]).fetchone()
+            assert attr == col and number == val
+            if col == "deep_sleep":
+                assert image_id == f"{source}:I1"
+    assert con.execute("SELECT sleep_score FROM sleep_log WHERE source = 'S1:R5'").fetchone()[0] == 75.0
+
+
+def test_evolution_adds_columns_and_refills(store):
+    con = store.con
+    for i in range(1, 5):
+        add_round(con, i, sleep_obs(i))
+    m = Materializer(con)
+    m.apply(1, SLEEP[:3], 4)  # deep_sleep, sleep_date, sleep_duration
+    # rounds 5..8 report the schema plus resting heart rate; round 9 only heart rate + score
+    for i in range(5, 9):
+        add_round(con, i, sleep_obs(i) + [("resting_heart_rate", str(50 + i), 50.0 + i, "bpm")])
+        m.add_round(i, f"S1:R{i}")
+    add_round(con, 9, [("resting_heart_rate", "58", 58.0, "bpm"), ("sleep_score", "80", 80.0, None)])
+    assert m.add_round(9, "S1:R9") == ()  # not yet: none of its attributes is in the schema
+    before = con.execute("SELECT count(*) FROM sleep_log").fetchone()[0]
+    ch = m.apply(1, SLEEP + ("resting_heart_rate",), 9)
+    assert ch.action == "evolved" and set(ch.added_columns) == {"resting_heart_rate", "sleep_score"}
+    cols = columns(con, "sleep_log")
+    assert cols["resting_heart_rate"] == "DOUBLE" and cols["sleep_score"] == "DOUBLE"
+    assert ch.schema.table_name == "sleep_log"  # the name survives evolution
+    # rows refilled: old rows got the new values, round 9 now matches (2 of its 2 attributes)
+    assert con.execute("SELECT count(*) FROM sleep_log").fetchone()[0] == before + 1
+    assert con.execute("SELECT resting_heart_rate FROM sleep_log WHERE source = 'S1:R6'").fetchone()[0] == 56.0
+    assert con.execute("SELECT sleep_score FROM sleep_log WHERE source = 'S1:R2'").fetchone()[0] == 72.0
+    meta = {c["name"]: c for c in json.loads(con.execute(
+        "SELECT columns FROM schemas WHERE schema_id = 1").fetchone()[0])}
+    assert meta["resting_heart_rate"]["unit"] == "bpm"
+    assert json.loads(con.execute("SELECT attributes FROM schemas WHERE schema_id = 1").fetchone()[0]) == sorted(
+        SLEEP + ("resting_heart_rate",))
+    assert m.apply(1, SLEEP + ("resting_heart_rate",), 9).action == "unchanged"
+
+
+def test_names_sensible_unique_and_never_internal(store):
+    assert rule_table_name(["sleep_duration", "deep_sleep", "sleep_score", "resting_heart_rate"]) == "sleep_log"
+    assert rule_table_name(["workout_minutes", "workout_calories", "avg_heart_rate"]) == "workout_log"
+    assert rule_table_name(["card_played", "card_rank", "play_count", "opponent"]) == "card_play_log"
+    assert rule_table_name(["blood_pressure_systolic", "blood_pressure_diastolic", "pulse"]) == "blood_pressure_log"
+    assert rule_table_name(["evening_drift", "time_range"]) == "evening_drift_log"
+    assert sanitize("9 Lives!") == "t_9_lives"
+    assert {"rounds", "images", "nodes", "observations", "schemas", "memory_tables"} <= reserved_names()
+    con = store.con
+    con.execute("CREATE TABLE sleep_log(x INTEGER)")  # somebody else's table
+    for i in range(1, 5):
+        add_round(con, i, sleep_obs(i))
+    m = Materializer(con)
+    assert m.apply(1, SLEEP, 4).schema.table_name == "sleep_log_2"
+    # a metadata source proposing an internal table's name is refused
+    m2 = Materializer(con, metadata_fn=lambda attrs, samples: {"name": "nodes", "description": "x", "columns": []})
+    ch2 = m2.apply(2, ("rounds_a", "rounds_b"), 4)
+    assert ch2.schema.table_name == "round_log" and any("nodes" in f for f in ch2.fallbacks)
+    m = Materializer(con)  # a fresh materializer sees the tables created by the other one
+    # attribute names that clash with the contract columns get their own column
+    add_round(con, 5, [("time", "07:30", None, None), ("source", "watch", None, None)])
+    ch = m.apply(3, ("source", "time"), 5)
+    assert {c.name for c in ch.schema.columns} == {"source_value", "time_value"}
+    assert con.execute(f"SELECT time_value FROM {quote(ch.schema.table_name)}").fetchall() == [("07:30",)]
+    names = [r[0] for r in con.execute("SELECT table_name FROM memory_tables ORDER BY table_name").fetchall()]
+    assert len(names) == 3 and "sleep_log" not in names
+
+
+def test_quote_rejects_bad_identifiers():
+    assert quote("sleep_log") == '"sleep_log"'
+    for bad in ('x"; DROP TABLE rounds; --', "Sleep", "1abc", "", "a" * 64, "_obs"):
+        with pytest.raises(ValueError, match="invalid identifier"):
+            quote(bad)
+
+
+def test_llm_metadata_validated(store, queued_llm):
+    con = store.con
+    for i in range(1, 5):
+        add_round(con, i, sleep_obs(i))
+    queued_llm.replies.append({
+        "name": "nightly_sleep",
+        "description": "Nightly sleep records from the watch.",
+        "columns": [
+            {"name": "sleep_duration", "type": "DOUBLE", "unit": "hours"},
+            {"name": "deep_sleep", "type": "DATE", "unit": None},  # not supported by its values
+            {"name": "sleep_score", "type": "VARCHAR", "unit": None},
+            {"name": "sleep_date", "type": "DATE", "unit": None},
+        ],
+    })
+    m = Materializer(con, llm=queued_llm)
+    ch = m.apply(1, SLEEP, 4)
+    assert queued_llm.calls[0]["task"] == "table_metadata"
+    assert ch.schema.table_name == "nightly_sleep"
+    assert ch.schema.description == "Nightly sleep records from the watch."
+    cols = columns(con, "nightly_sleep")
+    assert cols["deep_sleep"] == "DOUBLE"  # the invalid LLM type fell back to the inferred one
+    assert cols["sleep_score"] == "VARCHAR"  # a valid choice is kept
+    units = {c.name: c.unit for c in ch.schema.columns}
+    assert units["sleep_duration"] == "hours"
+    assert any("deep_sleep" in f for f in ch.fallbacks)
+
+
+def test_llm_bad_name_and_failure_fall_back(store, queued_llm):
+    con = store.con
+    for i in range(1, 5):
+        add_round(con, i, sleep_obs(i) + [("steps", str(1000 * i), 1000.0 * i, None),
+                                          ("step_goal", "8000", 8000.0, None)])
+    queued_llm.replies += [
+        {"name": "rounds", "description": "", "columns": []},
+        LLMError("endpoint down"),
+    ]
+    m = Materializer(con, llm=queued_llm)
+    a = m.apply(1, SLEEP, 4)
+    assert a.schema.table_name == "sleep_log" and "sleep duration" in a.schema.description
+    assert any("rounds" in f for f in a.fallbacks)
+    b = m.apply(2, ("step_goal", "steps"), 4)
+    assert b.schema.table_name == "step_log"
+    assert any("endpoint down" in f for f in b.fallbacks)
+
+
+def test_reopen_continues(tmp_path):
+    path = tmp_path / "m.duckdb"
+    with Store(path) as s:
+        for i in range(1, 5):
+            add_round(s.con, i, sleep_obs(i))
+        Materializer(s.con).apply(1, SLEEP, 4)
+    with Store(path) as s:
+        m = Materializer(s.con)
+        assert [t.table_name for t in m.tables()] == ["sleep_log"]
+        add_round(s.con, 5, sleep_obs(5))
+        assert m.add_round(5, "S1:R5") == ("sleep_log",)
+        assert s.con.execute("SELECT n_rows FROM memory_tables").fetchone()[0] == 5
+
+
+def test_pipeline_with_induction(tmp_path):
+    """Induction events drive the materializer, round by round, inside transactions;
+    the final table holds exactly the rounds the population rule selects."""
+    stream = []
+    for i in range(1, 31):
+        if i % 3 == 0:
+            obs = [("workout_calories", "200", 200.0, "kcal"), ("workout_minutes", "30", 30.0, "min")]
+        else:
+            obs = sleep_obs(i)[:3]
+            if i > 4:
+                obs.append(("resting_heart_rate", "55", 55.0, "bpm"))
+        stream.append((i, obs))
+    with Store(tmp_path / "m.duckdb") as s:
+        ind = InductionStore(s.con)
+        m = Materializer(s.con)
+        for order, obs in stream:
+            with s.transaction():
+                rid = add_round(s.con, order, obs)
+                u = ind.update(order, {o[0] for o in obs})
+                for ev in u.events:
+                    if ev.kind in ("discovered", "evolved"):
+                        m.apply(ev.schema_id, ev.pattern, order)
+                m.add_round(order, rid)
+        tables = {t.table_name: t for t in m.tables()}
+        assert set(tables) == {"sleep_log", "workout_log"}
+        assert "resting_heart_rate" in tables["sleep_log"].attributes
+        for t in tables.values():
+            expected = sorted(f"S1:R{o}" for o, obs in stream if populates({x[0] for x in obs}, t.attributes))
+            got = sorted(r[0] for r in s.con.execute(f"SELECT source FROM {quote(t.table_name)}").fetchall())
+            assert got == expected
+        view = dict((r[0], r[2]) for r in s.con.execute("SELECT * FROM memory_tables").fetchall())
+        assert view == {"sleep_log": 20, "workout_log": 10}
+        # the stored observations replay to the same schemas (what the app's sliders use)
+        assert reinduce(attribute_stream(s), ind.config).schema_map() == ind.inducer.schemas

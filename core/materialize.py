@@ -1,0 +1,781 @@
+"""Schemas -> DuckDB tables (paper 3.3.3): metadata, typed columns, rows, evolution.
+
+Every analytic table has, in this order, the contract columns
+    source (VARCHAR, the round id), round_order (INTEGER), time (TIMESTAMP),
+    captions (VARCHAR, the round's image captions joined by " | "),
+then one column per schema attribute, then `_obs` (JSON) — the provenance:
+{column: observation seq}, so every non-NULL cell leads to its observation
+(observations(round_id = source, seq)), which names the dialogue span or the
+image it came from. Columns added by evolution come after `_obs` (ALTER TABLE
+appends); `Schema.columns` gives the logical order.
+
+Population rule (which rounds make rows). A round with attribute set R
+populates the table of schema A, with one row, when k = |R ∩ A| >= 1 and
+(2k >= |A| or 2k >= |R|): it reports at least half of the schema, or at least
+half of what it reports belongs to the schema. So a sleep report that only
+says "I slept 7 h" is a sleep_log row, while a workout round that shares one
+heart-rate attribute with a 4-attribute sleep schema is not (1 of 4 in the
+schema, 1 of 3 in the round). Values of the round for the schema's attributes
+fill the row; attributes it did not report are NULL; when one attribute was
+observed several times in a round, the first observation (lowest seq) is used.
+
+Discovery back-fills every round up to the discovery round that satisfies the
+rule; evolution appends the new columns and rematerializes all rows (the rule
+depends on |A|, so rounds may enter or leave the table). `add_round` inserts
+the row of a newly processed round into every table it populates. Writing a
+round's row replaces any earlier row for that round, so every call is
+idempotent.
+
+Metadata. Without an LLM, names come from the attribute names (the word that
+recurs in most attributes, e.g. sleep_duration, deep_sleep, sleep_score ->
+sleep_log; two recurring words -> blood_pressure_log), and the description
+lists attributes, units and the round count. Column types come from the
+values: DOUBLE when >= 80% parse as numbers (the unit, the most common one, is
+kept in the column metadata), DATE / TIMESTAMP when >= 80% parse as dates /
+date-times, else VARCHAR (times of day such as "07:30" stay VARCHAR: a
+TIMESTAMP would need a date the value does not carry). With an LLM (prompt
+core/prompts.table_metadata), the reply is validated: a name not matching
+^[a-z][a-z0-9_]{0,62}$ or reserved, a type the values do not support, or a
+missing description falls back to the rule-based value (recorded in
+`fallbacks`); an LLMError falls back entirely. The table name never changes
+after creation (queries and people rely on it).
+
+Names: analytic tables keep plain names; a name already used by any table or
+view in the file, by a migration of core/store.py, or by another schema gets a
+_2, _3, ... suffix. Identifiers are validated against ^[a-z][a-z0-9_]{0,62}$
+and double-quoted; values are always bound parameters.
+
+The view `memory_tables(table_name, description, n_rows)` (public contract) is
+a UNION ALL over the analytic tables, rebuilt when a table is created, so
+n_rows is always live.
+
+All writes happen in the caller's transaction (no BEGIN/COMMIT here).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+from datetime import date, datetime
+from typing import Callable, Iterable, Sequence
+
+import duckdb
+
+from .errors import LLMError
+from .model import Column, Schema
+from .protocols import LLM
+
+IDENT_RE = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
+CONTRACT_COLUMNS = (
+    Column("source", "VARCHAR", description="round id"),
+    Column("round_order", "INTEGER", description="position of the round in the history"),
+    Column("time", "TIMESTAMP", description="time of the round"),
+    Column("captions", "VARCHAR", description="captions of the round's images"),
+)
+PROVENANCE_COLUMN = "_obs"
+TYPES = ("DOUBLE", "DATE", "TIMESTAMP", "VARCHAR")
+TYPE_SHARE = 0.8  # share of values that must parse for a typed column
+SAMPLE_LIMIT = 500  # most recent observations per attribute used to infer types and samples
+# Words that say how something is measured rather than what: never a table name on their own.
+GENERIC_WORDS = frozenset(
+    "avg average mean median total sum count number num min max value values level levels rate score "
+    "scores time times duration date day daily weekly per pct percent percentage amount the of and my "
+    "last first current today minutes hours seconds ms kg lb km".split()
+)
+_EXTRA_RESERVED = frozenset({"memory_tables", "schema_version", "main", "information_schema", "pg_catalog"})
+
+MetadataFn = Callable[[Sequence[str], dict], dict]
+
+
+def reserved_names() -> frozenset[str]:
+    """Names an analytic table may never take: every table of the store's migrations and the views."""
+    from .store import MIGRATIONS
+
+    names = set(_EXTRA_RESERVED)
+    for _, sql in MIGRATIONS:
+        names |= {m.lower() for m in re.findall(r"CREATE\s+(?:TABLE|VIEW)\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)", sql, re.I)}
+    return frozenset(names)
+
+
+def quote(name: str) -> str:
+    """Double-quoted identifier; raises ValueError when `name` is not ^[a-z][a-z0-9_]{0,62}$."""
+    if not isinstance(name, str) or not IDENT_RE.match(name):
+        raise ValueError(f"invalid identifier {name!r}: must match {IDENT_RE.pattern}")
+    return f'"{name}"'
+
+
+def sanitize(name: str, fallback: str = "records") -> str:
+    """Lower snake_case identifier matching IDENT_RE (at most 50 characters, room for a suffix)."""
+    s = re.sub(r"[^a-z0-9]+", "_", str(name).lower()).strip("_")
+    s = re.sub(r"_+", "_", s)
+    if not s:
+        s = fallback
+    if not s[0].isalpha():
+        s = "t_" + s
+    return s[:50].rstrip("_")
+
+
+def populates(round_attrs: Iterable[str], schema_attrs: Iterable[str]) -> bool:
+    """The population rule of the module docstring."""
+    r, a = set(round_attrs), set(schema_attrs)
+    k = len(r & a)
+    return k >= 1 and (2 * k >= len(a) or 2 * k >= len(r))
+
+
+# ---------------------------------------------------------------------- values and types
+_DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%d %B %Y", "%d %b %Y", "%B %d, %Y", "%b %d, %Y", "%B %d %Y", "%b %d %Y")
+_TS_FORMATS = ("%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y/%m/%d %H:%M")
+_NUM_RE = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$|^[+-]?\.\d+$")
+
+
+def as_number(number: float | None, raw: str | None) -> float | None:
+    if number is not None and math.isfinite(number):
+        return float(number)
+    if raw is None:
+        return None
+    s = raw.strip()
+    if _NUM_RE.match(s):
+        return float(s.replace(",", ""))
+    return None
+
+
+def as_date(raw: str | None) -> date | None:
+    if not raw:
+        return None
+    s = raw.strip()
+    for f in _DATE_FORMATS:
+        try:
+            return datetime.strptime(s, f).date()
+        except ValueError:
+            continue
+    return None
+
+
+def as_timestamp(raw: str | None) -> datetime | None:
+    if not raw:
+        return None
+    s = raw.strip()
+    for f in _TS_FORMATS:
+        try:
+            return datetime.strptime(s, f)
+        except ValueError:
+            continue
+    return None
+
+
+@dataclass(frozen=True)
+class AttributeProfile:
+    """What the observed values of one attribute support."""
+
+    attribute: str
+    n: int
+    numeric: float  # shares of values that parse as ...
+    dates: float
+    timestamps: float
+    unit: str | None
+    other_units: tuple[str, ...]
+    samples: tuple[str, ...]
+
+    def allows(self, dtype: str) -> bool:
+        if dtype == "VARCHAR":
+            return True
+        share = {"DOUBLE": self.numeric, "DATE": self.dates, "TIMESTAMP": self.timestamps}.get(dtype)
+        return share is not None and self.n > 0 and share >= TYPE_SHARE
+
+    @property
+    def dtype(self) -> str:
+        for t in ("DOUBLE", "TIMESTAMP", "DATE"):
+            if self.allows(t):
+                return t
+        return "VARCHAR"
+
+
+def profile(attribute: str, values: Sequence[tuple[str | None, float | None, str | None]]) -> AttributeProfile:
+    """Profile (raw_value, number, unit) observations of one attribute."""
+    vals = [v for v in values if (v[0] is not None and v[0].strip()) or v[1] is not None]
+    n = len(vals)
+    num = [v for v in vals if as_number(v[1], v[0]) is not None]
+    units = Counter(v[2] for v in num if v[2])
+    ranked = [u for u, _ in sorted(units.items(), key=lambda kv: (-kv[1], kv[0]))]
+    samples = tuple(dict.fromkeys(str(v[0] if v[0] is not None else v[1]) for v in vals))[:5]
+    return AttributeProfile(
+        attribute=attribute, n=n,
+        numeric=len(num) / n if n else 0.0,
+        dates=sum(as_date(v[0]) is not None for v in vals) / n if n else 0.0,
+        timestamps=sum(as_timestamp(v[0]) is not None for v in vals) / n if n else 0.0,
+        unit=ranked[0] if ranked else None, other_units=tuple(ranked[1:]), samples=samples,
+    )
+
+
+def cell(dtype: str, raw: str | None, number: float | None, text_value: str | None = None):
+    """The value stored for an observation in a column of type dtype (None when it does not parse).
+    Text columns store the normalized text value when the extractor gave one ("Bike" -> "ride")."""
+    if dtype == "DOUBLE":
+        return as_number(number, raw)
+    if dtype == "DATE":
+        return as_date(raw)
+    if dtype == "TIMESTAMP":
+        return as_timestamp(raw)
+    if text_value:
+        return text_value
+    return raw if raw is not None else (f"{number:g}" if number is not None else None)
+
+
+def alias_of(attribute: str, columns: Sequence[str]) -> str | None:
+    """The one column attribute that `attribute` names with a word more or less ("glucose_variability"
+    -> variability, "score" -> sleep_score): one's words end the other's. None when no column or
+    several do (ambiguous), or when `attribute` is itself a column."""
+    if attribute in columns:
+        return None
+    aw = attribute.split("_")
+    hits = []
+    for c in columns:
+        cw = c.split("_")
+        short, long_ = (aw, cw) if len(aw) < len(cw) else (cw, aw)
+        if len(short) != len(long_) and long_[-len(short):] == short:
+            hits.append(c)
+    return hits[0] if len(hits) == 1 else None
+
+
+# ---------------------------------------------------------------------- rule-based metadata
+def _stem(word: str) -> str:
+    """Light stemming so that card_played and play_count share "play", cards and card "card"."""
+    for suffix, keep in (("ing", 4), ("ed", 3), ("s", 3)):
+        if word.endswith(suffix) and len(word) - len(suffix) >= keep and not word.endswith("ss"):
+            return word[: -len(suffix)]
+    return word
+
+
+def rule_table_name(attributes: Sequence[str]) -> str:
+    """A name from the (stemmed) words that recur across attribute names, plus "_log"."""
+    return sanitize(_rule_stem(attributes)[0] + "_log")
+
+
+def _rule_stem(attributes: Sequence[str]) -> tuple[str, bool]:
+    """(name stem, whether it is made of words that recur across attribute names)."""
+    attrs = sorted(attributes)
+    counts: Counter = Counter()
+    first: dict[str, tuple[int, int]] = {}
+    for i, a in enumerate(attrs):
+        for j, w in enumerate(dict.fromkeys(_stem(t) for t in a.split("_") if t)):
+            counts[w] += 1
+            first.setdefault(w, (i, j))
+    words = [w for w in counts if w not in GENERIC_WORDS and not w.isdigit()]
+    words.sort(key=lambda w: (-counts[w], first[w], w))
+    recurring = [w for w in words if counts[w] >= 2][:2]
+    if recurring:
+        recurring.sort(key=lambda w: first[w])  # keep the words in the order people write them
+        return "_".join(recurring), True
+    specific = [a for a in attrs if any(t not in GENERIC_WORDS for t in a.split("_"))]
+    return (specific[0] if specific else (attrs[0] if attrs else "records")), False
+
+
+def _words(name: str) -> str:
+    return name.replace("_", " ")
+
+
+def rule_description(name: str, columns: Sequence[Column], n_rounds: int, span: tuple | None) -> str:
+    parts = []
+    for c in columns:
+        unit = f" ({c.unit})" if c.unit else ""
+        parts.append(_words(c.name) + unit)
+    when = ""
+    if span and span[0] is not None:
+        a, b = (x.date() if isinstance(x, datetime) else x for x in span)
+        when = f" from {a} to {b}" if a != b else f" on {a}"
+    return (f"{_words(name).capitalize()}: one row per round reporting {', '.join(parts)}; "
+            f"{n_rounds} round{'s' if n_rounds != 1 else ''}{when} at creation.")
+
+
+def words_sentence(words: RoundWords | None) -> str:
+    """' Its rounds mention: glucose, dashboard, range; alongside: card, game.' ('' without words)."""
+    if not words:
+        return ""
+    rows = [w for w, sh, _ in words.rows if sh >= 0.3][:5]
+    ctx = [w for w, sc in words.context if sc >= CONTEXT_MIN_SCORE and w not in rows][:4]
+    out = ""
+    if rows:
+        out += f" Its rounds mention: {', '.join(rows)}."
+    if ctx:
+        out += f" Said alongside: {', '.join(ctx)}."
+    return out
+
+
+# Words that never name what a table records (function words, chat filler, acknowledgements).
+_ROUND_STOP = frozenset(
+    "the and for with was were are this that you your have has had but not just got get today here there "
+    "what when how can could would will some very really thanks thank saved save logged log noted note "
+    "recorded record stored store added add keep back from about into after before again also than then "
+    "them they she her his him our out all any its i'm i've i'll let one two three four five six seven "
+    "eight nine ten now did does done yes yeah okay nice great good cool sure please want need think "
+    "know see let's tell each every give gave made make take took said say says like more most much".split()
+)
+ROW_WORD_SHARE = 0.6  # a word in at least this share of a table's rounds describes the table
+CONTEXT_MIN_SCORE = 1.0  # share x idf a word of the neighbouring rounds needs to enter the description
+
+
+def round_words(text: str) -> set[str]:
+    """Content words of a round's user turns and captions, in canonical form ('cards' -> 'card',
+    'Rode' -> 'ride'); unit words, numbers and function words are left out."""
+    from .extract.normalize import canonical_word, parse_unit
+
+    out = set()
+    for w in re.findall(r"[a-z][a-z']+", text.lower()):
+        w = canonical_word(w.replace("\u2019", "'"))
+        if w.endswith("'s"):
+            w = w[:-2]
+        if w.endswith("s") and not w.endswith("ss") and len(w) > 4:
+            w = w[:-1]
+        if len(w) >= 3 and w not in _ROUND_STOP and parse_unit(w) is None and w not in GENERIC_WORDS:
+            out.add(w)
+    return out
+
+
+@dataclass(frozen=True)
+class RoundWords:
+    """Words that describe a table's rounds: `rows` (share of its rounds, x idf), `context` (the
+    other rounds of the same sessions, e.g. "I'll log each round of cards here")."""
+
+    rows: tuple[tuple[str, float, float], ...]  # (word, share, score), best first
+    context: tuple[tuple[str, float], ...]  # (word, score), best first
+
+
+def name_from_words(attributes: Sequence[str], words: RoundWords | None) -> str:
+    """The table name: the one or two words most of its rounds use ("glucose dashboard" ->
+    glucose_dashboard_log), else `rule_table_name`. Words that only spell out one column
+    ("heart", "rate" of average_heart_rate) and verbs of results ("win") do not name a table."""
+    rule = rule_table_name(attributes)
+    if not words:
+        return rule
+    from .extract.normalize import TEXT_CANON
+
+    verbs = set(TEXT_CANON.values())
+    cands = [(w, sh, sc) for w, sh, sc in words.rows if sh >= ROW_WORD_SHARE and w not in verbs]
+    names = {w for w, _, _ in cands}
+    stem, recurring = _rule_stem(attributes)
+    if recurring and any(w in names for w in stem.split("_")):
+        return rule  # the attributes' shared word is also the rounds' word (sleep_duration, ... -> sleep_log)
+    spelled = set()
+    for a in attributes:
+        parts = [p for p in a.split("_") if p not in GENERIC_WORDS]
+        if len(parts) >= 2 and all(_stem(p) in names or p in names for p in parts):
+            spelled |= set(parts) | {_stem(p) for p in parts}
+    cands = [c for c in cands if c[0] not in spelled]
+    if not cands:
+        return rule
+    picked = [cands[0][0]]
+    if len(cands) > 1 and cands[1][2] >= 0.9 * cands[0][2]:
+        picked.append(cands[1][0])
+    return sanitize("_".join(picked) + "_log")
+
+
+def column_name(attribute: str, taken: set[str]) -> str:
+    """The column for an attribute: the attribute itself when it is a valid, free identifier."""
+    base = sanitize(attribute, fallback="value")
+    if base in {c.name for c in CONTRACT_COLUMNS} or base == PROVENANCE_COLUMN:
+        base = f"{base}_value"
+    name, i = base, 2
+    while name in taken:
+        name, i = f"{base}_{i}", i + 1
+    return name
+
+
+# ---------------------------------------------------------------------- the materializer
+@dataclass(frozen=True)
+class TableChange:
+    """What `apply` did: action is "created", "evolved" or "unchanged"."""
+
+    schema: Schema
+    action: str
+    added_columns: tuple[str, ...]
+    n_rows: int
+    fallbacks: tuple[str, ...] = ()
+
+
+@dataclass
+class _Table:
+    schema_id: int
+    table_name: str
+    description: str
+    columns: list[dict]  # {"name", "attribute", "dtype", "unit", "description"}
+    discovered: int
+    updated: int
+    llm_description: str | None = None  # the LLM's description, used instead of the rule-based one
+
+    @property
+    def attributes(self) -> tuple[str, ...]:
+        return tuple(c["attribute"] for c in self.columns)
+
+    def schema(self) -> Schema:
+        return Schema(
+            schema_id=self.schema_id, attributes=tuple(sorted(self.attributes)), table_name=self.table_name,
+            description=self.description,
+            columns=tuple(Column(c["name"], c["dtype"], c.get("unit"), c.get("description", ""))
+                          for c in self.columns),
+            discovered_order=self.discovered, updated_order=self.updated,
+        )
+
+
+class Materializer:
+    """Creates, evolves and fills the analytic tables of one memory file.
+
+    con: a DuckDB connection (or core.store.Store). llm: optional LLM for table
+    metadata; metadata_fn(attributes, samples) -> dict can replace the LLM call
+    (same output shape as prompts.table_metadata). Creates the memory_tables
+    view when missing.
+    """
+
+    def __init__(self, con, llm: LLM | None = None, *, metadata_fn: MetadataFn | None = None):
+        self.con = getattr(con, "con", con)
+        self.llm = llm
+        self.metadata_fn = metadata_fn
+        self.fallbacks: list[str] = []
+        self._tables: dict[int, _Table] = {}
+        existing = self._catalog_names()
+        for sid, name, desc, cols, disc, upd in self.con.execute(
+            "SELECT schema_id, table_name, description, columns, discovered_order, updated_order FROM schemas "
+            "WHERE table_name IS NOT NULL ORDER BY schema_id"
+        ).fetchall():
+            if name in existing:
+                self._tables[int(sid)] = _Table(int(sid), name, desc or "", json.loads(cols or "[]"),
+                                                int(disc or 0), int(upd or disc or 0))
+        if "memory_tables" not in existing:
+            self._rebuild_view()
+
+    # ------------------------------------------------------------------ reads
+    def tables(self) -> list[Schema]:
+        """Every materialized schema, by schema id."""
+        return [t.schema() for _, t in sorted(self._tables.items())]
+
+    def table_for(self, schema_id: int) -> Schema | None:
+        t = self._tables.get(schema_id)
+        return t.schema() if t else None
+
+    # ------------------------------------------------------------------ writes
+    def apply(self, schema_id: int, attributes: Iterable[str], round_order: int) -> TableChange:
+        """Create the table of a discovered schema (back-filled from all rounds up to
+        round_order) or add the new attributes of an evolved one (ALTER TABLE ADD
+        COLUMN, then every row rematerialized). Attributes a schema no longer has
+        keep their column. Raises ValueError on an empty or non-string attribute."""
+        attrs = tuple(sorted(set(attributes)))
+        if not attrs or any(not isinstance(a, str) or not a for a in attrs):
+            raise ValueError(f"schema {schema_id}: attributes must be non-empty strings, got {attrs!r}")
+        before = len(self.fallbacks)
+        table = self._tables.get(schema_id)
+        if table is None:
+            table = self._create(schema_id, attrs, round_order)
+            action, added = "created", tuple(c["name"] for c in table.columns)
+        else:
+            new = [a for a in attrs if a not in table.attributes]
+            if not new:
+                return TableChange(table.schema(), "unchanged", (), self._count(table.table_name))
+            added = self._evolve(table, new, round_order)
+            action = "evolved"
+        n = self._refill(table, round_order)
+        table.description = self._description(table, n)
+        self._save_schema(table)
+        if action == "created":
+            self._rebuild_view()
+        return TableChange(table.schema(), action, added, self._count(table.table_name),
+                           tuple(self.fallbacks[before:]))
+
+    def add_round(self, round_order: int, round_id: str) -> tuple[str, ...]:
+        """Write round_id's row into every table whose schema it populates (replacing an
+        earlier row of that round); returns those table names. A round without
+        observations populates nothing."""
+        attrs = {a for (a,) in self.con.execute(
+            "SELECT DISTINCT attribute FROM observations WHERE round_id = ?", [round_id]).fetchall()}
+        if not attrs:
+            return ()
+        out = []
+        for _, t in sorted(self._tables.items()):
+            if populates(attrs, t.attributes):
+                self._write_rows(t, [round_id])
+                out.append(t.table_name)
+        return tuple(out)
+
+    # ------------------------------------------------------------------ internals
+    def _catalog_names(self) -> set[str]:
+        rows = self.con.execute(
+            "SELECT table_name FROM duckdb_tables() UNION SELECT view_name FROM duckdb_views() WHERE NOT internal"
+        ).fetchall()
+        return {r[0] for r in rows}
+
+    def _count(self, name: str) -> int:
+        return int(self.con.execute(f"SELECT count(*) FROM {quote(name)}").fetchone()[0])
+
+    def _profiles(self, attrs: Sequence[str], round_order: int) -> dict[str, AttributeProfile]:
+        rows = self.con.execute(
+            "SELECT o.attribute, o.raw_value, o.number, o.unit FROM observations o "
+            "JOIN rounds r ON r.round_id = o.round_id "
+            "WHERE list_contains(?, o.attribute) AND r.round_order <= ? "
+            "QUALIFY row_number() OVER (PARTITION BY o.attribute ORDER BY r.round_order DESC, o.seq) <= ? ",
+            [list(attrs), round_order, SAMPLE_LIMIT],
+        ).fetchall()
+        by: dict[str, list] = {a: [] for a in attrs}
+        for a, raw, num, unit in rows:
+            by[a].append((raw, num, unit))
+        return {a: profile(a, v) for a, v in by.items()}
+
+    def _llm_metadata(self, attrs: Sequence[str], profiles: dict[str, AttributeProfile]) -> dict | None:
+        samples = {a: list(profiles[a].samples) for a in attrs}
+        try:
+            if self.metadata_fn is not None:
+                data = self.metadata_fn(attrs, samples)
+            elif self.llm is not None:
+                from . import prompts
+
+                messages, schema = prompts.table_metadata(attrs, samples)
+                data = self.llm.complete_json(
+                    prompts.TABLE_METADATA, messages, schema,
+                    prompt_version=prompts.PROMPT_VERSION[prompts.TABLE_METADATA]).data
+            else:
+                return None
+        except LLMError as e:
+            self.fallbacks.append(f"table metadata for {', '.join(attrs)}: LLM failed ({e}); rule-based metadata")
+            return None
+        if not isinstance(data, dict):
+            self.fallbacks.append(f"table metadata for {', '.join(attrs)}: reply is not an object; rule-based")
+            return None
+        return data
+
+    def _columns(self, attrs, profiles, llm_data, taken: set[str]) -> list[dict]:
+        llm_cols = {}
+        if llm_data is not None:
+            for c in llm_data.get("columns") or []:
+                if isinstance(c, dict) and isinstance(c.get("name"), str):
+                    llm_cols[c["name"]] = c
+        cols = []
+        for a in attrs:
+            p = profiles[a]
+            dtype, unit = p.dtype, p.unit if p.dtype == "DOUBLE" else None
+            lc = llm_cols.get(a)
+            if lc is not None:
+                t = lc.get("type")
+                if t in TYPES and p.allows(t):
+                    dtype = t
+                else:
+                    self.fallbacks.append(f"column {a}: LLM type {t!r} not supported by its values; using {dtype}")
+                u = lc.get("unit")
+                if dtype == "DOUBLE" and isinstance(u, str) and 0 < len(u.strip()) <= 20:
+                    unit = u.strip()
+            desc = ""
+            if dtype == "DOUBLE" and p.other_units:
+                desc = f"values in {unit}; also reported in {', '.join(p.other_units)} (not converted)"
+            name = column_name(a, taken)
+            taken.add(name)
+            cols.append({"name": name, "attribute": a, "dtype": dtype, "unit": unit if dtype == "DOUBLE" else None,
+                         "description": desc})
+        return cols
+
+    def _table_name(self, attrs, llm_data, schema_id: int, words: RoundWords | None = None) -> str:
+        taken = self._catalog_names() | reserved_names() | {t.table_name for t in self._tables.values()}
+        name = None
+        if llm_data is not None:
+            cand = llm_data.get("name")
+            if isinstance(cand, str) and IDENT_RE.match(cand) and cand not in reserved_names():
+                name = cand
+            else:
+                self.fallbacks.append(f"table name {cand!r} from the LLM is invalid or reserved; rule-based name")
+        base = name or name_from_words(attrs, words)
+        out, i = base, 2
+        while out in taken:
+            out, i = f"{base[:58]}_{i}", i + 1
+        return out
+
+    def _create(self, schema_id: int, attrs: tuple[str, ...], round_order: int) -> _Table:
+        profiles = self._profiles(attrs, round_order)
+        llm_data = self._llm_metadata(attrs, profiles)
+        words = self._round_words(self._matching(attrs, round_order))
+        name = self._table_name(attrs, llm_data, schema_id, words)
+        cols = self._columns(attrs, profiles, llm_data, {c.name for c in CONTRACT_COLUMNS} | {PROVENANCE_COLUMN})
+        desc = None
+        if llm_data is not None:
+            d = llm_data.get("description")
+            if isinstance(d, str) and d.strip() and len(d) <= 1000:
+                desc = d.strip()
+            else:
+                self.fallbacks.append(f"table {name}: LLM description missing or too long; rule-based")
+        ddl = ", ".join(
+            [f"{quote(c.name)} {c.dtype}" for c in CONTRACT_COLUMNS]
+            + [f"{quote(c['name'])} {c['dtype']}" for c in cols]
+            + [f'"{PROVENANCE_COLUMN}" JSON']
+        )
+        self.con.execute(f"CREATE TABLE {quote(name)} ({ddl})")
+        row = self.con.execute("SELECT discovered_order FROM schemas WHERE schema_id = ?", [schema_id]).fetchone()
+        disc = int(row[0]) if row and row[0] is not None else round_order
+        table = _Table(schema_id, name, desc or "", cols, disc, round_order, llm_description=desc)
+        self._tables[schema_id] = table
+        return table
+
+    def _evolve(self, table: _Table, new: list[str], round_order: int) -> tuple[str, ...]:
+        profiles = self._profiles(new, round_order)
+        llm_data = self._llm_metadata(list(table.attributes) + new, {**self._profiles(table.attributes, round_order),
+                                                                     **profiles})
+        taken = {c.name for c in CONTRACT_COLUMNS} | {PROVENANCE_COLUMN} | {c["name"] for c in table.columns}
+        cols = self._columns(new, profiles, llm_data, taken)
+        for c in cols:
+            self.con.execute(f"ALTER TABLE {quote(table.table_name)} ADD COLUMN {quote(c['name'])} {c['dtype']}")
+        table.columns.extend(cols)
+        table.updated = round_order
+        d = (llm_data or {}).get("description")
+        table.llm_description = d.strip() if isinstance(d, str) and d.strip() and len(d) <= 1000 else None
+        return tuple(c["name"] for c in cols)
+
+    def _description(self, table: _Table, n_rows: int) -> str:
+        if table.llm_description:
+            return table.llm_description
+        span = self.con.execute(f"SELECT min(time), max(time) FROM {quote(table.table_name)}").fetchone()
+        rows = [r for (r,) in self.con.execute(f"SELECT source FROM {quote(table.table_name)}").fetchall()]
+        return rule_description(table.table_name,
+                                [Column(c["name"], c["dtype"], c.get("unit")) for c in table.columns], n_rows,
+                                span) + words_sentence(self._round_words(rows))
+
+    def _matching(self, attrs: Sequence[str], round_order: int) -> list[str]:
+        """Rounds up to round_order that populate a schema with these attributes (population rule)."""
+        rows = self.con.execute(
+            "SELECT o.round_id, count(DISTINCT o.attribute), "
+            "count(DISTINCT o.attribute) FILTER (WHERE list_contains(?, o.attribute)) "
+            "FROM observations o JOIN rounds r ON r.round_id = o.round_id WHERE r.round_order <= ? "
+            "GROUP BY o.round_id",
+            [list(attrs), round_order],
+        ).fetchall()
+        a = len(set(attrs))
+        return [rid for rid, n_all, k in rows if k >= 1 and (2 * k >= a or 2 * k >= n_all)]
+
+    def _round_words(self, round_ids: Sequence[str]) -> RoundWords | None:
+        """What the table's rounds talk about: words most of them use (scored by share x idf over all
+        rounds so far; words of their own values left out) and words of the other rounds of their
+        sessions. None when the store has no round text."""
+        if not round_ids:
+            return None
+        try:
+            rows = self.con.execute(
+                "SELECT r.round_id, r.session_id, r.text, (SELECT string_agg(i.caption, ' ') FROM images i "
+                "WHERE i.round_id = r.round_id) FROM rounds r WHERE r.round_order <= "
+                "(SELECT max(round_order) FROM rounds WHERE round_id IN (SELECT unnest(?)))", [list(round_ids)]
+            ).fetchall()
+        except duckdb.Error:  # a store without rounds/images (unit tests of the materializer alone)
+            return None
+        from .extract.normalize import canonical_word
+
+        words, session = {}, {}
+        for rid, sid, text, caps in rows:
+            user = " ".join(line.split(":", 1)[1] for line in (text or "").splitlines()
+                            if ":" in line and not re.match(r"\s*(assistant|agent|bot|ai|system)\s*:", line, re.I))
+            words[rid] = round_words(user + " " + (caps or ""))
+            session[rid] = sid
+        mine = [r for r in round_ids if r in words]
+        if not mine:
+            return None
+        values = {canonical_word(w) for (raw,) in self.con.execute(
+            "SELECT raw_value FROM observations WHERE round_id IN (SELECT unnest(?))", [mine]).fetchall()
+            for w in re.findall(r"[A-Za-z']+", raw or "")}
+        n_all = len(words)
+        df = Counter(w for ws in words.values() for w in ws)
+        idf = {w: math.log((1 + n_all) / (1 + c)) + 0.1 for w, c in df.items()}
+        counts = Counter(w for r in mine for w in words[r] if w not in values)
+        scored = sorted(((w, c / len(mine), c / len(mine) * idf[w]) for w, c in counts.items()),
+                        key=lambda x: (-x[2], x[0]))
+        sessions = {session[r] for r in mine}
+        mine_set = set(mine)
+        ctx_rounds = [r for r in words if session[r] in sessions and r not in mine_set]
+        ctx_counts = Counter(w for r in ctx_rounds for w in words[r] if w not in values)
+        ctx = sorted(((w, c / max(1, len(ctx_rounds)) * idf[w]) for w, c in ctx_counts.items()),
+                     key=lambda x: (-x[1], x[0]))
+        return RoundWords(tuple((w, round(sh, 3), round(sc, 3)) for w, sh, sc in scored[:12]),
+                          tuple((w, round(sc, 3)) for w, sc in ctx[:8]))
+
+    def _save_schema(self, t: _Table) -> None:
+        self.con.execute(
+            "INSERT INTO schemas (schema_id, attributes, table_name, description, columns, discovered_order, "
+            "updated_order) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (schema_id) DO UPDATE SET "
+            "table_name = excluded.table_name, description = excluded.description, columns = excluded.columns, "
+            "attributes = excluded.attributes, updated_order = greatest(schemas.updated_order, excluded.updated_order)",
+            [t.schema_id, json.dumps(sorted(t.attributes)), t.table_name, t.description, json.dumps(t.columns),
+             t.discovered, t.updated],
+        )
+
+    def _refill(self, t: _Table, round_order: int) -> int:
+        """Rematerialize every row of t from the observations of rounds up to round_order."""
+        attrs = list(t.attributes)
+        rows = self.con.execute(
+            "SELECT o.round_id, count(DISTINCT o.attribute), "
+            "count(DISTINCT o.attribute) FILTER (WHERE list_contains(?, o.attribute)) "
+            "FROM observations o JOIN rounds r ON r.round_id = o.round_id WHERE r.round_order <= ? "
+            "GROUP BY o.round_id",
+            [attrs, round_order],
+        ).fetchall()
+        a = len(set(attrs))
+        matching = [rid for rid, n_all, k in rows if k >= 1 and (2 * k >= a or 2 * k >= n_all)]
+        self.con.execute(f"DELETE FROM {quote(t.table_name)}")
+        self._write_rows(t, matching, replace=False)
+        return len(matching)
+
+    def _write_rows(self, t: _Table, round_ids: list[str], replace: bool = True) -> None:
+        if not round_ids:
+            return
+        ident = quote(t.table_name)
+        info = {rid: (order, time) for rid, order, time in self.con.execute(
+            "SELECT round_id, round_order, time FROM rounds WHERE round_id IN (SELECT unnest(?))", [round_ids]
+        ).fetchall()}
+        caps = dict(self.con.execute(
+            "SELECT round_id, string_agg(caption, ' | ' ORDER BY position) FROM images "
+            "WHERE round_id IN (SELECT unnest(?)) AND caption IS NOT NULL AND caption <> '' GROUP BY round_id",
+            [round_ids],
+        ).fetchall())
+        by_attr = {c["attribute"]: c for c in t.columns}
+        values: dict[str, dict[str, tuple]] = {rid: {} for rid in round_ids}
+        aliased: list[tuple] = []
+        for rid, seq, attr, raw, num, unit, tv in self.con.execute(
+            "SELECT round_id, seq, attribute, raw_value, number, unit, text_value FROM observations "
+            "WHERE round_id IN (SELECT unnest(?)) ORDER BY round_id, seq",
+            [round_ids],
+        ).fetchall():
+            c = by_attr.get(attr)
+            if c is None:
+                # the same quantity named with a word more or less in this round ("glucose CV" beside
+                # "variability"): it fills its column only when the round has no value there (below)
+                target = alias_of(attr, list(by_attr))
+                if target is not None:
+                    tc = by_attr[target]
+                    if tc["dtype"] != "DOUBLE" or (tc.get("unit") or None) == (unit or None):
+                        aliased.append((rid, seq, tc, raw, num, tv))
+                continue
+            if c["name"] in values[rid]:
+                continue  # first observation of the attribute in the round wins
+            v = cell(c["dtype"], raw, num, tv)
+            if v is not None:
+                values[rid][c["name"]] = (v, seq)
+        for rid, seq, c, raw, num, tv in aliased:
+            if c["name"] not in values[rid]:
+                v = cell(c["dtype"], raw, num, tv)
+                if v is not None:
+                    values[rid][c["name"]] = (v, seq)
+        names = [c["name"] for c in t.columns]
+        cols = ", ".join([quote(c.name) for c in CONTRACT_COLUMNS] + [quote(n) for n in names]
+                         + [f'"{PROVENANCE_COLUMN}"'])
+        marks = ", ".join(["?"] * (len(CONTRACT_COLUMNS) + len(names) + 1))
+        batch = []
+        for rid in round_ids:
+            if rid not in info:
+                continue  # observations of a round that is not in `rounds`: nothing to anchor a row to
+            order, time = info[rid]
+            vals = values[rid]
+            prov = {n: vals[n][1] for n in names if n in vals}
+            batch.append([rid, order, time, caps.get(rid)] + [vals[n][0] if n in vals else None for n in names]
+                         + [json.dumps(prov)])
+        if replace:
+            self.con.execute(f"DELETE FROM {ident} WHERE source IN (SELECT unnest(?))", [round_ids])
+        for k in range(0, len(batch), 500):
+            self.con.executemany(f"INSERT INTO {ident} ({cols}) VALUES ({marks})", batch[k:k + 500])
+
+    def _rebuild_view(self) -> None:
+        parts = ["SELECT CAST(NULL AS VARCHAR) AS table_name, CAST(NULL AS VARCHAR) AS description, "
+                 "CAST(NULL AS BIGINT) AS n_rows WHERE false"]
+        for sid, t in sorted(self._tables.items()):
+            parts.append(f"SELECT s.table_name, s.description, (SELECT count(*) FROM {quote(t.table_name)}) "
+                         f"FROM schemas s WHERE s.schema_id = {int(sid)}")
+        self.con.execute("CREATE OR REPLACE VIEW memory_tables AS " + " UNION ALL ".join(parts))

@@ -24,6 +24,7 @@ from .dates import fmt_day
 from .intent import analyze
 from .metadata import words
 from .scoring import tokens
+from .span import Extraction, Sentence, entity_support, extract, frame, split_unit, strip_vocatives, toks
 from .tools import ANALYTIC_TOOLS, RETRIEVAL_TOOLS
 from .trace import Answer, StepRecord
 
@@ -33,7 +34,16 @@ REFUSAL = "Not mentioned"
 SUPPORT_MIN = 0.34
 SUPPORT_COS = 0.62
 MAX_SENTENCES = 200
-QUESTION_WORDS = frozenset(tokens("what which who whom whose when where why how did does do was were is are "
+TOP_SENTENCES = 12  # sentences considered for the answer span, best-ranked first
+TYPED_BONUS = 0.6  # preference, within a unit, for a sentence holding a span of the asked type
+VERB_BONUS = 0.25  # for open questions, a sentence with the question's main verb
+CHATTER_PENALTY = 0.15  # a sentence with fewer than 3 content words
+TOP_UNITS = 5  # units searched for a typed span, best first
+UNIT_MARGIN = 0.12  # a lower unit may answer a typed question when its match is this close to the best
+TYPED = frozenset({"money", "colour", "number", "quantity", "person", "name", "place", "thing", "date"})
+MUST_TYPE = frozenset({"money", "colour", "name"})  # refuse when the evidence holds nothing of the type
+_ROLE_SPEAKERS = frozenset({"user", "assistant", "system", "image", "ocr"})
+QUESTION_WORDS = frozenset(toks("what which who whom whose when where why how did does do was were is are "
                                   "ever has have had tell remember mention name kind type", keep_stopwords=True))
 
 
@@ -216,36 +226,111 @@ class RuleAnswerer:
 
     # ------------------------------------------------------------------ extractive
     def _extractive(self, question: str, units, now) -> Answer:
-        qtok = set(tokens(question)) - QUESTION_WORDS
-        sents: list[tuple[str, object, object]] = []
+        """The span of the best-supported sentence that answers the question, or a refusal.
+
+        Sentences are ranked by their own match with the question (word overlap, embedding cosine,
+        retrieval score) and their unit's best match, so a short sentence next to the matching one
+        ("Paid 1,450 dollars.") can answer. A typed question (money, colour, a name, ...) prefers
+        sentences holding a span of its type. Refuses when the question's presupposed entities
+        ("my cardiologist", a speaker's name) are not in the evidence, when no unit matches the
+        question well enough, or when a money/colour/name question finds nothing of that type.
+        """
+        f = frame(question)
+        qtok = set(f.support_tokens) or set(toks(question)) - QUESTION_WORDS
+        sents: list[tuple[Sentence, object, int]] = []
+        unit_list: list = []
         for s, u in units:
-            for line in u.text.splitlines():
-                line = re.sub(r"^\s*\[(?:before|after|event)\]\s*", "", line)
-                line = re.sub(r"^\s*[\w .'-]{1,40}:\s+", "", line)  # speaker prefix
-                for sent in re.split(r"(?<=[.!?])\s+", line):
-                    if len(sent.strip()) > 2:
-                        sents.append((sent.strip(), u, s))
-                if len(sents) >= MAX_SENTENCES:
-                    break
+            k = len(unit_list)
+            unit_list.append(u)
+            for sent in split_unit(u.text):
+                sents.append((sent, u, k))
+            if len(sents) >= MAX_SENTENCES:
+                break
         if not sents:
             return Answer(REFUSAL, "refusal", refused=True)
-        texts = [x[0] for x in sents]
+        speakers = sorted({x.speaker for x, _, _ in sents if x.speaker and x.speaker.lower() not in _ROLE_SPEAKERS})
+        # a speaker's name is in every line they say: it is no evidence of content
+        qtok -= {t for sp in speakers for t in toks(sp)}
+        qtok = qtok or set(f.support_tokens)
+        texts = [x.text for x, _, _ in sents]
         qv = self.encoder.encode([question])[0]
         cos = np.asarray(self.encoder.encode(texts)) @ qv
-        overlap = np.array([len(qtok & set(tokens(t))) / len(qtok) if qtok else 0.0 for t in texts])
+        voc = speakers + [sp[:3] for sp in speakers if len(sp) > 3]
+        own = [set(toks(strip_vocatives(t, voc) if voc else t)) | set(toks(x.speaker or ""))
+               for t, (x, _, _) in zip(texts, sents)]
+        overlap = np.array([len(qtok & o) / len(qtok) if qtok else 0.0 for o in own])
         uscore = np.array([float(u.score or 0.0) for _, u, _ in sents])
-        score = 0.45 * cos + 0.45 * overlap + 0.1 * uscore
-        i = int(np.argmax(score))
-        support = float(max(overlap[i], cos[i] / SUPPORT_COS * SUPPORT_MIN if cos[i] > 0 else 0.0))
-        best_sent, best_unit, _ = sents[i]
-        if overlap[i] < SUPPORT_MIN and cos[i] < SUPPORT_COS:
-            return Answer(REFUSAL, "refusal", support, (best_unit.unit_id,), best_unit.rounds, refused=True)
-        a = analyze(question, now or date.today())
-        if a.kind == "when" or re.match(r"\s*when\b", question, flags=re.IGNORECASE):
-            text = fmt_when(best_unit.time) if best_unit.time else best_sent
-        else:
-            text = " ".join(best_sent.split()[:40])
-        return Answer(text, "extractive", min(1.0, support), (best_unit.unit_id,), best_unit.rounds)
+        base = 0.45 * cos + 0.45 * overlap + 0.1 * uscore
+        base -= np.array([0.1 if x.context else 0.0 for x, _, _ in sents])
+        base -= np.array([0.05 if (x.speaker or "").lower() in ("assistant", "system") else 0.0 for x, _, _ in sents])
+        # small talk ("Thanks, Mel!", "Wow!") answers nothing
+        base -= np.array([CHATTER_PENALTY if len(o - set(toks(x.speaker or ""))) < 3 else 0.0
+                          for o, (x, _, _) in zip(own, sents)])
+        if f.verb and f.atype not in TYPED:
+            # "what did X prescribe": the sentence with the question's verb holds its object
+            base += np.array([VERB_BONUS if f.verb in o else 0.0 for o in own])
+        n_units = len(unit_list)
+        unit_best = np.full(n_units, -1.0)
+        unit_cos = np.full(n_units, -1.0)
+        unit_words: list[set] = [set() for _ in range(n_units)]
+        for i, (x, _, k) in enumerate(sents):
+            unit_best[k] = max(unit_best[k], base[i])
+            if not x.context and not x.text.rstrip().endswith("?"):
+                unit_cos[k] = max(unit_cos[k], cos[i])
+                unit_words[k] |= own[i]
+        unit_overlap = np.array([len(qtok & w) / len(qtok) if qtok else 0.0 for w in unit_words])
+        # unit first (an event is one round), then the sentence of that unit that holds the answer
+        unit_order = [k for k in np.argsort(-unit_best, kind="stable") if unit_best[k] > -1.0][:TOP_UNITS]
+        by_unit: dict[int, list[int]] = {}
+        for i, (_, _, k) in enumerate(sents):
+            by_unit.setdefault(k, []).append(i)
+        best = None  # (key, sentence index, extraction)
+        fallback = None
+        why_not = ""
+        top = unit_best[unit_order[0]] if unit_order else 0.0
+        for k in unit_order:
+            u = unit_list[k]
+            cands = []
+            for i in by_unit.get(k, []):
+                x = sents[i][0]
+                if x.text.rstrip().endswith("?") and f.atype != "yesno":
+                    continue  # a question asks; it does not state the answer
+                ok, why = entity_support(f, u.text, x, speakers)
+                if not ok:
+                    why_not = why_not or why
+                    continue
+                ext = extract(f, x.text, _day(u.time), self.encoder.encode if f.atype == "thing" else None)
+                if ext is None:
+                    why_not = why_not or f"no {f.atype} in the evidence"
+                    continue
+                bonus = (TYPED_BONUS * (0.5 if x.context else 1.0) + 0.2 * min(ext.score, 3.0)) if ext.typed else 0.0
+                cands.append((base[i] + bonus, i, ext))
+            if not cands:
+                continue
+            c = max(cands, key=lambda t: t[0])
+            if fallback is None:
+                fallback = c
+            if c[2].typed or f.atype not in TYPED:
+                if unit_best[k] >= top - UNIT_MARGIN:
+                    best = c
+                break
+        best = best or fallback
+        if best is None:
+            u0 = unit_list[unit_order[0]] if unit_order else unit_list[0]
+            return Answer(f"{REFUSAL} ({why_not})" if why_not else REFUSAL, "refusal", 0.0,
+                          (u0.unit_id,), u0.rounds, refused=True)
+        if f.atype in MUST_TYPE and not best[2].typed:
+            u0 = sents[best[1]][1]
+            return Answer(f"{REFUSAL} (no {f.atype} in the evidence)", "refusal", 0.0, (u0.unit_id,), u0.rounds,
+                          refused=True)
+        _, i, ext = best
+        x, u, k = sents[i]
+        ov, cs = float(unit_overlap[k]), float(unit_cos[k])
+        support = float(max(ov, cs / SUPPORT_COS * SUPPORT_MIN if cs > 0 else 0.0))
+        if ov < SUPPORT_MIN and cs < SUPPORT_COS:
+            return Answer(REFUSAL, "refusal", support, (u.unit_id,), u.rounds, refused=True)
+        text = " ".join(ext.text.split()[:40]) or x.text
+        return Answer(text, "extractive", min(1.0, support), (u.unit_id,), u.rounds)
 
 
 class LLMAnswerer:

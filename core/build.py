@@ -2,10 +2,11 @@
 
 `build(store, histories, deps, config)` is incremental: rounds already
 processed are never touched again, new rounds continue the statistics where
-they stopped, so building in several calls equals building at once. Each
-round is processed in its own transaction and marked processed in it, so a
-process killed at any point leaves a usable memory and a rerun completes it
-with no duplicates.
+they stopped, so building in several calls equals building at once. Rounds
+are processed in transactions of ROUNDS_PER_COMMIT rounds, each marked
+processed in its transaction, so a process killed at any point leaves a
+usable memory (losing at most the open batch) and a rerun completes it with
+no duplicates.
 
 The work that cannot be avoided (each image OCR'd once, each text embedded
 once in batches) happens in batched stages before the per-round loop.
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 import json
 import time
-from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Protocol, Sequence
 
@@ -64,6 +64,9 @@ def _noop(stage: str, done: int, total: int) -> None:
 
 
 OCR_COMMIT_EVERY = 16
+# Rounds per transaction: a killed build loses at most this many rounds of work, and the rerun
+# redoes them. Committing each round cost ~5 ms of commit and per-round writes.
+ROUNDS_PER_COMMIT = 32
 
 
 def run_ocr(store: Store, ocr: OCR, progress: Progress = _noop) -> int:
@@ -102,17 +105,21 @@ def run_ocr(store: Store, ocr: OCR, progress: Progress = _noop) -> int:
     return ran
 
 
-def _insert_observations(store: Store, round_id: str, obs: Sequence[Observation]) -> None:
+def _insert_observations(store: Store, rounds: Sequence[tuple[str, Sequence[Observation]]]) -> None:
+    """Insert the observations of several rounds in one statement (the caller deleted older ones)."""
     rows = [
         (
             round_id, seq, o.attribute, o.raw_value, o.number, o.unit, o.value_kind, o.source, o.speaker,
             o.utterance_index, o.start, o.end, o.image_id, o.label, o.extractor, o.text_value,
         )
+        for round_id, obs in rounds
         for seq, o in enumerate(obs)
     ]
-    store.con.execute("DELETE FROM observations WHERE round_id = ?", [round_id])
-    if rows:
-        store.con.executemany("INSERT INTO observations VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", rows)
+    for k in range(0, len(rows), 2000):
+        part = rows[k : k + 2000]
+        # one statement per 2000 rows: executemany runs one statement per row in DuckDB
+        values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(part))
+        store.con.execute(f"INSERT INTO observations VALUES {values}", [v for row in part for v in row])
 
 
 def build(
@@ -137,7 +144,8 @@ def build(
     t0 = time.perf_counter()
     changed: list[str] = []
     added = 0
-    with _ingest_atomically(store):
+    # one transaction for all histories: a file refused at ingest leaves nothing of the others
+    with store.transaction():
         for i, h in enumerate(histories, start=1):
             res = store.ingest(h)
             added += res.rounds_added
@@ -162,37 +170,59 @@ def build(
     materializer = Materializer(store.con, llm=deps.llm)
     hierarchy = Hierarchy(store.con, deps.text_encoder, deps.image_encoder, config, llm=deps.llm)
     fallbacks: list[str] = []
-    for i, (order, r) in enumerate(pending):
-        ocr = ocr_by_round.get(r.round_id, {})
-        with store.transaction():
+    for k in range(0, len(pending), ROUNDS_PER_COMMIT):
+        chunk = pending[k : k + ROUNDS_PER_COMMIT]
+        # one transaction per chunk; the hierarchy describes and writes the chunk's episodes and
+        # topics when its batch ends, just before the commit
+        with store.transaction(), hierarchy.batch():
             t0 = time.perf_counter()
-            images = ({im.image_id: store.image_bytes(im.image_id) for im in r.images if im.sha256}
-                      if deps.llm is not None and getattr(deps.llm, "vision", False) else None)
-            res = run_extractor(deps.extractor, r, ocr, images=images)
-            obs = list(res.observations)
-            if res.fallback:
-                fallbacks.append(f"extract {r.round_id}: {res.fallback}")
-            _insert_observations(store, r.round_id, obs)
-            t0 = timer.add("extract", t0)
-            update = induction.update(order, frozenset(o.attribute for o in obs))
-            t0 = timer.add("induce", t0)
-            for ev in update.events:
-                if ev.kind in ("discovered", "evolved"):
-                    materializer.apply(ev.schema_id, ev.pattern, order)
-            materializer.add_round(order, r.round_id)
-            t0 = timer.add("materialize", t0)
-            hierarchy.insert(
-                order, r, ocr,
-                image_vectors={k: v for k, v in image_vectors.items() if k in {im.image_id for im in r.images}},
-                text_vector=text_vectors[i],
-            )
-            store.con.execute("UPDATE rounds SET processed = true WHERE round_id = ?", [r.round_id])
-            timer.add("hierarchy", t0)
-        progress("rounds", i + 1, len(pending))
-    if pending:
-        with store.transaction():
-            # the open episode gets a provisional topic so it shows in the tree; the next insert undoes it
-            hierarchy.finalize()
+            # pending rounds have no observations unless an older version of the build left some;
+            # one DELETE per chunk (the table has no index on round_id: one per round scans it each time)
+            store.con.execute("DELETE FROM observations WHERE round_id IN (SELECT unnest(?::VARCHAR[]))",
+                              [[r.round_id for _, r in chunk]])
+            observed: list[list[Observation]] = []
+            for order, r in chunk:
+                images = ({im.image_id: store.image_bytes(im.image_id) for im in r.images if im.sha256}
+                          if deps.llm is not None and getattr(deps.llm, "vision", False) else None)
+                res = run_extractor(deps.extractor, r, ocr_by_round.get(r.round_id, {}), images=images)
+                observed.append(list(res.observations))
+                if res.fallback:
+                    fallbacks.append(f"extract {r.round_id}: {res.fallback}")
+            _insert_observations(store, [(r.round_id, obs) for (_, r), obs in zip(chunk, observed)])
+            timer.add("extract", t0)
+            for i, ((order, r), obs) in enumerate(zip(chunk, observed), start=k):
+                ocr = ocr_by_round.get(r.round_id, {})
+                t0 = time.perf_counter()
+                update = induction.update(order, frozenset(o.attribute for o in obs))
+                t0 = timer.add("induce", t0)
+                for ev in update.events:
+                    if ev.kind in ("discovered", "evolved"):
+                        materializer.apply(ev.schema_id, ev.pattern, order)
+                materializer.add_round(order, r.round_id)
+                t0 = timer.add("materialize", t0)
+                hierarchy.insert(
+                    order, r, ocr,
+                    image_vectors={im.image_id: image_vectors[im.image_id] for im in r.images
+                                   if im.image_id in image_vectors},
+                    text_vector=text_vectors[i],
+                )
+                timer.add("hierarchy", t0)
+                progress("rounds", i + 1, len(pending))
+            t0 = time.perf_counter()
+            store.con.execute("UPDATE rounds SET processed = true WHERE round_id IN (SELECT unnest(?::VARCHAR[]))",
+                              [[r.round_id for _, r in chunk]])
+        timer.add("hierarchy", t0)  # the batch's end: episodes and topics written
+    t0 = time.perf_counter()
+    with store.transaction():
+        # the open episode gets a provisional topic so it shows in the tree; the next insert undoes it.
+        # Also when nothing was pending: a build killed after its last round but before this commit
+        # leaves the episode without its topic, and the rerun must still attach it (idempotent).
+        # It also describes and embeds the topics the batches left undescribed.
+        hierarchy.finalize()
+    timer.add("hierarchy", t0)
+    # the other LLM steps fall back too (table metadata, episode/topic descriptions): report them all
+    fallbacks += [f"materialize: {f}" for f in materializer.fallbacks]
+    fallbacks += [f"hierarchy: {f}" for f in hierarchy.fallbacks]
 
     store.set_meta("text_encoder", deps.text_encoder.name)
     store.set_meta("image_encoder", deps.image_encoder_label or deps.image_encoder.name)
@@ -207,23 +237,6 @@ def build(
     )
     _record_run(store, report, images_ocr)
     return report
-
-
-@contextmanager
-def _ingest_atomically(store: Store) -> Iterator[None]:
-    """Ingest every history of one build in one transaction.
-
-    A history refused at ingest (its round ids belong to another file) then
-    leaves nothing of the histories before it in the memory. DuckDB has no
-    nested transactions, so inside this block the store's own per-ingest
-    transactions join the outer one.
-    """
-    with store.transaction():
-        store.transaction = lambda: nullcontext(store.con)  # type: ignore[method-assign]
-        try:
-            yield
-        finally:
-            del store.transaction  # back to the class's method
 
 
 def _ocr_texts(store: Store, round_ids: list[str]) -> dict[str, dict[str, str]]:

@@ -59,8 +59,8 @@ def read_inputs(paths: list[str], fmt: str | None, images: str | None, config, a
         if path.suffix.lower() == ".zip":
             report = read_upload([(path.name, path.read_bytes())], fmt=fmt, config=config,
                                  allow_missing_images=allow_missing)
-            if report.error is not None:
-                raise report.error
+            if report.error is not None:  # upload-wide fault: name the zip, not "upload"
+                raise InputError(p, report.error.place, report.error.fault)
             for fr in report.files:
                 if fr.error is not None:
                     raise fr.error
@@ -79,8 +79,9 @@ def cmd_build(args) -> int:
     histories = read_inputs(args.inputs, args.format, args.images, config, args.allow_missing_images)
     with Store(args.store) as store:
         llm = make_llm(args.backend, args.model_path, cache_con=store.con)
-        deps = make_build_deps(config, cache_con=store.con, llm=llm, clip_checkpoint=args.clip_checkpoint,
-                               clip_model=args.clip_model)
+        # a factory: the models load only after the ingest accepted the input
+        deps = lambda: make_build_deps(config, cache_con=store.con, llm=llm,  # noqa: E731
+                                       clip_checkpoint=args.clip_checkpoint, clip_model=args.clip_model)
         report = build(store, histories, deps, config, progress=_progress_bar(not args.quiet))
     print(
         f"built {args.store}: {report.sessions} sessions, {report.rounds} rounds (+{report.rounds_added} new), "

@@ -20,7 +20,7 @@ def make_llm(backend: str, model_path: str | None = None, cache_con=None) -> LLM
 
     cache = llm_mod.DuckDBLLMCache(cache_con) if cache_con is not None else None
     if backend == "openai":
-        return llm_mod.OpenAICompatLLM.from_env(cache=cache)
+        return llm_mod.from_env(cache=cache)
     if backend == "local":
         from pathlib import Path
 

@@ -449,8 +449,8 @@ class OpenAICompatLLM:
 
     def _redact(self, text: str) -> str:
         key = getattr(self.client, "api_key", None)
-        if isinstance(key, str) and len(key) >= 4:
-            text = text.replace(key, "***")
+        if isinstance(key, str) and len(key) >= 8:
+            text = _scrub_key(text, key)
         return _public_url(text)
 
     def _build_messages(self, messages: list[dict], schema: dict, images: Sequence[bytes]) -> list[dict]:
@@ -766,3 +766,23 @@ class LocalLLM:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _scrub_key(text: str, key: str, n: int = 8) -> str:
+    """Replace every run of >= n characters of `text` that occurs inside `key` by "***".
+
+    A plain replace misses a key that a message quotes cut short (a schema fault
+    truncated at 40 characters keeps a piece of an echoed key).
+    """
+    out, i = [], 0
+    while i < len(text):
+        if i + n <= len(text) and text[i : i + n] in key:
+            j = i + n
+            while j < len(text) and text[i : j + 1] in key:
+                j += 1
+            out.append("***")
+            i = j
+        else:
+            out.append(text[i])
+            i += 1
+    return "".join(out)

@@ -136,6 +136,7 @@ class Store:
             self.path = str(path_or_con)
             self.con = _connect(self.path, read_only)
         self.read_only = read_only
+        self._tx_depth = 0
         if not read_only:
             self.migrate()
 
@@ -151,13 +152,27 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[duckdb.DuckDBPyConnection]:
-        """Run a block atomically: commit on success, roll back on any exception."""
+        """Run a block atomically: commit on success, roll back on any exception.
+
+        Reentrant: a block inside an open transaction joins it (DuckDB has no
+        nested transactions), so the outermost block decides commit or rollback.
+        """
+        if self._tx_depth:
+            self._tx_depth += 1
+            try:
+                yield self.con
+            finally:
+                self._tx_depth -= 1
+            return
         self.con.execute("BEGIN TRANSACTION")
+        self._tx_depth = 1
         try:
             yield self.con
         except BaseException:
+            self._tx_depth = 0
             self.con.execute("ROLLBACK")
             raise
+        self._tx_depth = 0
         self.con.execute("COMMIT")
 
     def schema_version(self) -> int:

@@ -2,6 +2,8 @@
 under the evidence budget, the answer with its source rounds, and ablations side by side."""
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from pathlib import Path
 
@@ -10,9 +12,9 @@ import streamlit as st
 from core.errors import InputError
 from core.planning import ABLATIONS
 from ui import charts, state
-from ui.engine import config, memory_version, query_engine
+from ui.engine import config, cost_text, memory_version, query_engine
 from ui.resources import store_or_none
-from ui.views import evidence_view, step_view
+from ui.views import evidence_view, round_view, step_view
 
 ABLATION_HELP = {
     "full": "both memories, ranked planning context, progressive instantiation",
@@ -21,7 +23,9 @@ ABLATION_HELP = {
     "no-context": "the planner sees every table and episode, unranked",
     "no-progressive": "every step's arguments fixed before any step runs",
     "rag": "baseline: top-10 fused retrieval straight to the answerer",
+    "no-utility": "retrieval ranked by similarity alone, ignoring the learned utility of units",
 }
+ATTRIBUTIONS = "_ask_attr"  # session key: {trace fingerprint: {"result": AttributionResult, "rated": bool | None}}
 
 path = state.store_path()
 st.title("Query planner")
@@ -55,6 +59,17 @@ if qas:
 question = st.text_input("Question", key="ask_q", placeholder="e.g. What was my average sleep score in March?")
 ablation = st.selectbox("Run as", list(ABLATIONS), format_func=lambda a: f"{a} — {ABLATION_HELP.get(a, '')}",
                         key="ask_ablation")
+use_utility = st.toggle(
+    "Rank retrieval by learned utility", value=True, key="ask_utility",
+    help="On: retrieval ranks units by s = α·similarity + (1-α)·U, where U is learned from your right/wrong "
+         "ratings (α = utility_alpha, 0.8). Off: α = 1, similarity alone.")
+_over = dict(state.get(state.CONFIG_OVERRIDES) or {})
+if use_utility:
+    _over.pop("utility_alpha", None)
+else:
+    _over["utility_alpha"] = 1.0
+if _over != (state.get(state.CONFIG_OVERRIDES) or {}):
+    state.put(state.CONFIG_OVERRIDES, _over)
 
 plan_state = state.get(state.PLAN_STATE)
 if plan_state is not None and (plan_state.get("path"), plan_state.get("version")) != (path, version):
@@ -138,9 +153,26 @@ with c_budget:
     st.metric("Evidence budget left", f"{ps.budget_left} / {config().evidence_budget}")
     st.metric("Steps run", f"{len(ps.records)} / {len(ps.plan.steps)}")
 
+
+
+def _utilities(records) -> dict[str, float] | None:
+    """{unit id: learned U} for the retrieved units of the steps (one query); None when nothing is rated."""
+    from core.utility import UtilityStore, unit_key
+
+    keys = [k for r in records for u in r.units if (k := unit_key(u)) is not None]
+    for r in records:  # retrieval hits beyond the budget are listed too
+        if "node_id" in r.columns:
+            keys += [str(row[r.columns.index("node_id")]) for row in r.rows]
+    if not keys:
+        return None
+    us = UtilityStore(store.con, create=False)
+    return None if us.is_empty() else us.utilities(keys)
+
+
+_util = _utilities(ps.records)
 for rec in ps.records:
     with st.container(border=True):
-        step_view(rec.to_dict())
+        step_view(rec.to_dict(), _util)
 if not ps.done and ps.next_step is not None:
     st.info(f"Next: step {len(ps.records) + 1} · {ps.next_step.tool} — {ps.next_step.goal}. Press **Step** to "
             "instantiate and run it.")
@@ -148,6 +180,138 @@ for fb in ps.fallbacks:
     st.warning(fb)
 
 # ------------------------------------------------------------------ answer
+
+
+def _token_kw(tr: dict) -> dict:
+    return {"prompt_tokens": tr["tokens"]["prompt"], "completion_tokens": tr["tokens"]["completion"]}
+
+
+def usage_rows(tr: dict) -> list[dict]:
+    """Tokens and milliseconds per stage of a trace (context, plan, each step, answer) and the total."""
+    ms = dict(tr["ms"])
+    plan = tr["plan"]
+    rows = [{"stage": "planning context", "prompt tokens": 0, "completion tokens": 0, "ms": ms.get("context")},
+            {"stage": f"plan ({plan['planner']})", "prompt tokens": plan.get("prompt_tokens", 0),
+             "completion tokens": plan.get("completion_tokens", 0), "ms": ms.get("plan")}]
+    for s_ in tr["steps"]:
+        rows.append({"stage": f"step {s_['index'] + 1} · {s_['tool']}", "prompt tokens": s_.get("prompt_tokens") or 0,
+                     "completion tokens": s_.get("completion_tokens") or 0, "ms": s_.get("ms")})
+    a = tr["answer"]
+    rows.append({"stage": f"answer ({a['kind']})", "prompt tokens": a.get("prompt_tokens", 0),
+                 "completion tokens": a.get("completion_tokens", 0), "ms": ms.get("answer")})
+    rows.append({"stage": "total", "prompt tokens": tr["tokens"]["prompt"],
+                 "completion tokens": tr["tokens"]["completion"], "ms": ms.get("total")})
+    for r in rows:
+        r["ms"] = None if r["ms"] is None else round(float(r["ms"]), 1)
+    return rows
+
+
+def fingerprint(tr: dict) -> str:
+    """Identifies one answered trace (question, ablation, answer, evidence) within this memory version."""
+    core_ = {"q": tr["question"], "a": tr["ablation"], "ans": tr["answer"]["text"], "now": tr.get("now"),
+             "units": [[u["unit_id"] for u in s_["units"]] for s_ in tr["steps"]], "path": path, "v": version}
+    return hashlib.sha1(json.dumps(core_, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def _attribution(tr: dict) -> dict | None:
+    """The cached attribution of `tr` (computed now when missing); None (the fault kept for display) on failure."""
+    from core.attribution import attribute
+    from core.planning import Trace
+
+    cache = st.session_state.setdefault(ATTRIBUTIONS, {})
+    fp = fingerprint(tr)
+    st.session_state.pop("_ask_attr_error", None)
+    if fp not in cache:
+        try:
+            result = attribute(_engine(), Trace.from_dict(tr))
+        except InputError as e:
+            st.session_state["_ask_attr_error"] = str(e)
+            return None
+        if len(cache) >= 20:  # keep the session small: drop the oldest
+            cache.pop(next(iter(cache)))
+        cache[fp] = {"result": result, "rated": None, "rewards": {}}
+    return cache[fp]
+
+
+def _rate(tr: dict, correct: bool) -> None:
+    """Button callback: attribute the answer (if not yet) and add the rewards to the memory's unit utility."""
+    from core.utility import UtilityStore
+
+    entry = _attribution(tr)
+    if entry is None:
+        return
+    try:
+        rewards = UtilityStore(_engine().con).rate(entry["result"], correct)
+    except InputError as e:
+        st.session_state["_ask_attr_error"] = str(e)
+        return
+    entry["rated"], entry["rewards"] = correct, rewards
+
+
+def _pick_bar() -> None:
+    """A click on a bar of the attribution chart opens that unit's round (the selectbox follows)."""
+    sel = st.session_state.get("ask_attr_chart")
+    points = (sel or {}).get("selection", {}).get("points") or []
+    if points and points[0].get("point_index") is not None:
+        st.session_state["ask_attr_unit"] = int(points[0]["point_index"])
+
+
+def attribution_section(tr: dict) -> None:
+    """"Why this answer?": Shapley values of the evidence units, each linked to its round; right/wrong rating."""
+    st.markdown("**Evidence attribution and your verdict**")
+    n_units = len({u["unit_id"] for s_ in tr["steps"] for u in s_["units"]})
+    fp = fingerprint(tr)
+    entry = st.session_state.get(ATTRIBUTIONS, {}).get(fp)
+    rated = entry["rated"] if entry else None
+    c1, c2, c3, _ = st.columns([1.3, 0.8, 0.8, 3])
+    c1.button("Why this answer?", key="ask_why", disabled=n_units == 0, on_click=_attribution, args=(tr,),
+              help="Shapley value of each evidence unit: how much it moves the answerer to this answer "
+                   "(the answerer is re-run on subsets of the evidence; no tool is re-run).")
+    c2.button("Right", key="ask_rate_right", icon=":material/thumb_up:", on_click=_rate, args=(tr, True),
+              disabled=rated is not None or not n_units,
+              help="The answer is right: the units that led to it gain utility.")
+    c3.button("Wrong", key="ask_rate_wrong", icon=":material/thumb_down:", on_click=_rate, args=(tr, False),
+              disabled=rated is not None or not n_units,
+              help="The answer is wrong: the units that led to it lose utility.")
+    if st.session_state.get("_ask_attr_error"):
+        st.error(st.session_state["_ask_attr_error"])
+    if n_units == 0:
+        st.caption("No evidence units: nothing to attribute or rate.")
+        return
+    if entry is None:
+        return
+    res = entry["result"]
+    if entry["rated"] is not None:
+        st.success(f"Rated {'right' if entry['rated'] else 'wrong'}: the utility of {len(entry['rewards'])} unit(s) "
+                   "was updated" + (" (computed results carry no utility)." if len(entry["rewards"]) < n_units else "."))
+    how = ("exact Shapley values over all subsets" if res.exact
+           else f"sampled estimate (KernelSHAP on {res.budget} subsets)")
+    st.caption(f"{how} · {res.calls} answerer call(s) ({res.answerer}) · v(all evidence) = {res.v_full:g}, "
+               f"v(no evidence) = {res.v_empty:g} · value = agreement with the {res.reference} shown"
+               + (f" · {res.fallbacks} answerer fallback(s)" if res.fallbacks else ""))
+    rows = [dict(r, text=u.text) for r, u in zip(res.to_list(), res.values)]
+    st.plotly_chart(charts.attribution_figure(rows, v_full=res.v_full, v_empty=res.v_empty), width="stretch",
+                    key="ask_attr_chart", on_select=_pick_bar, selection_mode="points")
+    if len(res.answers) > 1:
+        st.caption("Answers from subsets: " + "; ".join(f"“{a[:60]}” ×{n}" for a, n in res.answers[:5]))
+    linked = [i for i, r in enumerate(rows) if r["rounds"]]
+    if not linked:
+        return
+    if st.session_state.get("ask_attr_unit") not in (None, *linked):
+        st.session_state["ask_attr_unit"] = None
+    pick = st.selectbox("Open the round behind a unit (or click its bar)", linked, index=None, key="ask_attr_unit",
+                        format_func=lambda i: f"{charts.attribution_label(rows[i])} ({rows[i]['value']:+.3f}) → "
+                                              f"{', '.join(rows[i]['rounds'][:3])}"
+                                              + (" …" if len(rows[i]["rounds"]) > 3 else ""),
+                        placeholder=f"{len(linked)} unit(s) with source rounds")
+    if pick is not None:
+        rounds = rows[pick]["rounds"]
+        for rid in rounds[:5]:
+            round_view(store, rid, expanded=True)
+        if len(rounds) > 5:
+            st.caption(f"{len(rounds) - 5} more round(s) behind this unit.")
+
+
 if trace is not None:
     st.subheader("Answer")
     ans = trace["answer"]
@@ -158,18 +322,25 @@ if trace is not None:
     m2.metric("Support", f"{ans.get('support', 0):.2f}")
     m3.metric("Tokens", trace["tokens"]["prompt"] + trace["tokens"]["completion"])
     m4.metric("Total ms", f"{ms.get('total', 0):.0f}")
-    st.caption("Time per stage: " + ", ".join(f"{k} {v:.0f} ms" for k, v in trace["ms"]))
+    # the model that answered THIS trace (the sidebar may have changed since): "llm:<model>" or "rules"
+    _model = trace["backend"][4:] if trace["backend"].startswith("llm:") else None
+    with st.expander(f"Tokens and time: {trace['tokens']['prompt'] + trace['tokens']['completion']} token(s), "
+                     f"{ms.get('total', 0):.0f} ms, {cost_text(_model, **_token_kw(trace))}"):
+        st.dataframe(usage_rows(trace), hide_index=True, width="stretch")
+        st.caption(f"Model: `{_model or 'none (rule-based planner and answerer)'}` · estimated cost "
+                   f"{cost_text(_model, **_token_kw(trace))} (list prices in core.llm.PRICES_PER_1M)")
     for fb in trace.get("fallbacks") or []:
         st.caption(f"fallback: {fb}")
     st.markdown("**Evidence**")
     evidence_view(store, ans.get("rounds") or trace.get("evidence_rounds") or [])
+    attribution_section(trace)
 
 # ------------------------------------------------------------------ ablations side by side
 st.divider()
 st.subheader("Ablations side by side")
 others = [a for a in ABLATIONS if a != "full"]
 chosen = st.multiselect("Compare the full system with", others, default=["rag"], key="ask_compare_with",
-                        format_func=lambda a: f"{a} ({ABLATION_HELP[a]})")
+                        format_func=lambda a: f"{a} ({ABLATION_HELP.get(a, '')})")
 if st.button("Compare", key="ask_compare", disabled=not chosen):
     out = {}
     for a in ["full"] + chosen:
@@ -193,6 +364,7 @@ if cmp_ and cmp_["question"] == ps.question and (cmp_["path"], cmp_["version"]) 
             st.write(tr["answer"]["text"])
             st.caption(f"{len(tr['steps'])} step(s): " + " → ".join(s["tool"] for s in tr["steps"]))
             st.caption(f"budget left {tr['budget_left']} · tokens {tr['tokens']['prompt'] + tr['tokens']['completion']}"
-                       f" · {dict(tr['ms']).get('total', tr['_wall_ms']):.0f} ms")
+                       f" · {dict(tr['ms']).get('total', tr['_wall_ms']):.0f} ms · "
+                       + cost_text(tr["backend"][4:] if tr["backend"].startswith("llm:") else None, **_token_kw(tr)))
             st.caption("evidence rounds: " + (", ".join(tr["evidence_rounds"][:8]) or "none")
                        + (" …" if len(tr["evidence_rounds"]) > 8 else ""))

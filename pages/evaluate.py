@@ -1,18 +1,17 @@
 """Evaluate: answer the memory's QA set under chosen ablations, accuracy per question type, drill into traces."""
 from __future__ import annotations
 
-import re
-import statistics
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import streamlit as st
 
-from core.evaluation import evidence_recall, score_answer, token_f1
+from core.evaluation.runner import CORRECT_AT, answer_all, qa_type, summarize
 from core.model import QA
 from core.planning import ABLATIONS
 from ui import charts, state
-from ui.engine import memory_version, query_engine
+from ui.engine import cost_text, memory_version, meter_of, model_name, query_engine
 from ui.resources import store_or_none
 from ui.views import evidence_view, step_view
 
@@ -20,8 +19,10 @@ RESULTS = "_eval_results"
 
 path = state.store_path()
 st.title("Evaluate")
-st.caption("Answers every question of this memory's QA list and scores it (multiple choice: the letter; numbers, "
-           "dates, up/down and yes/no: exact with tolerance; refusals; free text: token F1).")
+st.caption("Answers every question of this memory's QA list and scores it exactly as `python -m core eval` does "
+           "(core.evaluation.runner): LoCoMo questions by LoCoMo's F1 per category, the others by answer kind "
+           f"(numbers, dates, up/down, yes/no with tolerance; refusals; free text by token F1); a question counts "
+           f"as correct at score ≥ {CORRECT_AT}.")
 if not Path(path).exists():
     st.info("No memory yet: build one on the **Upload & build** page.")
     st.stop()
@@ -36,53 +37,59 @@ if not qas:
     st.stop()
 
 
-def score(qa: QA, prediction: str) -> float:
-    """The question's score in [0, 1]; a gold that does not fit its declared kind is scored by token F1."""
-    if qa.options:
-        m = re.match(r"\s*\(?([A-Za-z])\)?(?:[.:)\s]|$)", prediction or "")
-        gold = qa.answer.strip().strip("()").upper()[:1]
-        if m and m.group(1).upper() == gold:
-            return 1.0
-        text = dict(qa.options).get(gold, "")
-        return 1.0 if text and text.lower() in (prediction or "").lower() else 0.0
-    kind = "refusal" if qa.refusal else (qa.answer_kind or None)
+def qa_format(qa: QA) -> str:
+    """The runner's scoring format of a stored QA: LoCoMo QAs carry a category, MemEye ones don't."""
+    return "locomo" if qa.category is not None else "memeye"
+
+
+def answer_one(engine, qa: QA, ablation: str) -> dict:
+    """One prediction record exactly as the CLI's runner writes it (runner.answer_all on this one QA),
+    plus the ablation; a question that raises scores 0 and keeps the error instead of ending the run."""
+    one = SimpleNamespace(qas=(qa,), source=sources.get(qa.qa_id, ""))
+    t0 = time.perf_counter()
     try:
-        return score_answer(prediction, qa.answer, kind, qa.tolerance)
-    except ValueError:
-        return token_f1(prediction, qa.answer)
+        rec = answer_all(engine, one, ablation=ablation, limit=None, fmt=qa_format(qa))[0]
+        rec["error"] = None
+    except Exception as e:  # one failing question must not end the run; it scores 0 and says why
+        rec = {"qa_id": qa.qa_id, "source": one.source, "type": qa_type(qa), "question": qa.question,
+               "gold": qa.answer, "prediction": "", "score": 0.0, "correct": False, "evidence": [],
+               "clues": list(qa.clues), "evidence_recall": None, "plan": None, "steps": None, "tokens": 0,
+               "latency_ms": round((time.perf_counter() - t0) * 1000, 2), "fallbacks": [],
+               "error": f"{type(e).__name__}: {e}"}
+    rec["ablation"] = ablation
+    return rec
 
 
-types = sorted({q.qtype or "(none)" for q in qas})
+sources = dict(store.con.execute("SELECT qa_id, source FROM qas").fetchall())
+types = sorted({qa_type(q) for q in qas})
 c1, c2, c3 = st.columns([2, 2, 1])
 ablations = c1.multiselect("Ablations", list(ABLATIONS), default=["full"], key="ev_ablations")
 picked_types = c2.multiselect("Question types", types, default=types, key="ev_types")
-pool = [q for q in qas if (q.qtype or "(none)") in picked_types]
+pool = [q for q in qas if qa_type(q) in picked_types]
 limit = c3.number_input("Questions", 1, max(1, len(pool)), min(len(pool), 50) or 1, key="ev_limit")
 st.caption(f"{len(qas)} questions in this memory; {len(pool)} of the chosen types; "
            f"{int(limit) * len(ablations)} runs to do.")
 
 if st.button("Run the evaluation", type="primary", disabled=not ablations or not pool, key="ev_run"):
     engine = query_engine(store, path)
-    todo = [(a, q) for a in ablations for q in pool[: int(limit)]]
+    chosen = pool[: int(limit)]
+    total = len(chosen) * len(ablations)
     bar = st.progress(0.0, text="Starting...")
-    rows = []
-    for i, (a, q) in enumerate(todo, start=1):
-        t0 = time.perf_counter()
-        try:
-            tr = engine.ask(q.question, ablation=a, options=q.options).to_dict()
-            pred, err = tr["answer"]["text"], None
-        except Exception as e:  # one failing question must not end the run; it scores 0 and says why
-            tr, pred, err = None, "", f"{type(e).__name__}: {e}"
-        rows.append({
-            "ablation": a, "qa_id": q.qa_id, "qtype": q.qtype or "(none)", "question": q.question, "gold": q.answer,
-            "prediction": pred, "score": score(q, pred) if err is None else 0.0,
-            "evidence_recall": evidence_recall(tr["evidence_rounds"], q.clues) if tr else None,
-            "tokens": tr["tokens"]["prompt"] + tr["tokens"]["completion"] if tr else 0,
-            "ms": (time.perf_counter() - t0) * 1000, "error": err, "trace": tr,
-        })
-        bar.progress(i / len(todo), text=f"{i}/{len(todo)} · {a} · {q.question[:60]}")
+    rows, spent = [], {}
+    meter = meter_of(engine.llm)  # tokens per ablation, split into prompt / completion for the cost
+    for a in ablations:
+        mark = meter.mark() if meter is not None else 0
+        for q in chosen:
+            rows.append(answer_one(engine, q, a))
+            bar.progress(len(rows) / total, text=f"{len(rows)}/{total} · {a} · {q.question[:60]}")
+        if meter is not None:
+            u = meter.usage(mark)
+            spent[a] = (u.prompt_tokens, u.completion_tokens)
     bar.empty()
-    st.session_state[RESULTS] = {"path": path, "version": version, "rows": rows}
+    summaries = {a: summarize([r for r in rows if r["ablation"] == a], backend=engine.backend, ablation=a)
+                 for a in ablations}
+    st.session_state[RESULTS] = {"path": path, "version": version, "rows": rows, "summaries": summaries,
+                                 "model": model_name(engine.llm), "spent": spent}
 
 res = st.session_state.get(RESULTS)
 if not res or (res["path"], res["version"]) != (path, version):
@@ -92,22 +99,30 @@ rows = res["rows"]
 
 # ------------------------------------------------------------------ summary
 st.subheader("Accuracy")
+summaries = res["summaries"]
 summary = []
-for a in dict.fromkeys(r["ablation"] for r in rows):
+for a, sm in summaries.items():
     mine = [r for r in rows if r["ablation"] == a]
-    rec = [r["evidence_recall"] for r in mine if r["evidence_recall"] is not None]
-    summary.append({"ablation": a, "n": len(mine), "accuracy": round(sum(r["score"] for r in mine) / len(mine), 3),
-                    "evidence recall": round(sum(rec) / len(rec), 3) if rec else None,
-                    "tokens / question": round(sum(r["tokens"] for r in mine) / len(mine), 1),
-                    "ms p50": round(statistics.median(r["ms"] for r in mine), 1),
+    summary.append({"ablation": a, "n": sm["n"], "accuracy": sm["accuracy"], "mean score": sm["mean_score"],
+                    "evidence recall": sm["evidence_recall"], "tokens / question": sm["tokens_per_question"],
+                    "cost": cost_text(res.get("model"), *res.get("spent", {}).get(a, (0, 0))),
+                    "ms p50": round(sm["latency_ms_p50"] or 0, 1), "ms p95": round(sm["latency_ms_p95"] or 0, 1),
                     "errors": sum(r["error"] is not None for r in mine)})
 st.dataframe(summary, hide_index=True, width="stretch")
-st.plotly_chart(charts.accuracy_figure(rows), width="stretch", key="ev_acc")
+st.caption("The same numbers as `summary.json` of `python -m core eval` for these questions (accuracy: share "
+           f"scoring ≥ {CORRECT_AT}; mean score: the average score).")
+st.markdown("**Accuracy per question type**")
+by_type = [{"ablation": a, "type": t, "n": v["n"], "accuracy": v["accuracy"], "mean score": v["mean_score"]}
+           for a, sm in summaries.items() for t, v in sm["by_type"].items()]
+st.dataframe(by_type, hide_index=True, width="stretch")
+st.plotly_chart(charts.accuracy_figure([{"ablation": r["ablation"], "qtype": r["type"], "score": float(r["correct"])}
+                                        for r in rows]), width="stretch", key="ev_acc")
 
 # ------------------------------------------------------------------ per question
 st.subheader("Questions")
-st.dataframe([{"#": i, "ablation": r["ablation"], "type": r["qtype"], "question": r["question"], "gold": r["gold"],
-               "prediction": r["prediction"], "score": round(r["score"], 3), "ms": round(r["ms"])}
+st.dataframe([{"#": i, "ablation": r["ablation"], "type": r["type"], "question": r["question"], "gold": r["gold"],
+               "prediction": r["prediction"], "score": round(r["score"], 3), "correct": r["correct"],
+               "evidence recall": r["evidence_recall"], "tokens": r["tokens"], "ms": round(r["latency_ms"])}
               for i, r in enumerate(rows)], hide_index=True, width="stretch")
 pick = st.selectbox("Drill into a question's trace", list(range(len(rows))), index=None,
                     format_func=lambda i: f"#{i} · {rows[i]['ablation']} · {rows[i]['question'][:80]}",
@@ -115,14 +130,16 @@ pick = st.selectbox("Drill into a question's trace", list(range(len(rows))), ind
 if pick is not None:
     r = rows[pick]
     st.markdown(f"**{r['question']}**  \ngold: `{r['gold']}` · prediction: `{r['prediction']}` · "
-                f"score {r['score']:.2f}")
+                f"score {r['score']:.2f} ({'correct' if r['correct'] else 'wrong'})")
     if r["error"]:
         st.error(r["error"])
-    tr = r["trace"]
-    if tr:
-        st.graphviz_chart(charts.plan_dot(tr["plan"]["steps"], len(tr["steps"]), question=tr["question"]))
-        for s in tr["steps"]:
+    if r.get("plan"):
+        st.graphviz_chart(charts.plan_dot(r["plan"]["steps"], len(r["steps"] or []), question=r["question"]))
+        for s_ in r["steps"] or []:
             with st.container(border=True):
-                step_view(s)
-        st.markdown("**Evidence**")
-        evidence_view(store, tr["answer"].get("rounds") or tr.get("evidence_rounds") or [])
+                step_view(s_)
+        for fb in r.get("fallbacks") or []:
+            st.caption(f"fallback: {fb}")
+        st.markdown("**Evidence**" + (f" (recall of the gold clues: {r['evidence_recall']:.2f})"
+                                      if r["evidence_recall"] is not None else ""))
+        evidence_view(store, [e["round"] for e in r["evidence"]])

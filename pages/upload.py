@@ -11,7 +11,7 @@ import streamlit as st
 from core.errors import InputError
 from core.formats import read_upload
 from ui import resources, state
-from ui.engine import config, llm_for
+from ui.engine import config, cost_text, llm_for, meter_of, model_name
 from ui.resources import store_or_none
 from ui.views import render_validation
 
@@ -51,11 +51,20 @@ if store is not None:
                f"{s['schemas']} schema(s).")
 
 
-def _deps(store):
+def _deps(store, llm):
     from core.deps import make_build_deps
 
-    return make_build_deps(cfg, cache_con=store.con, llm=llm_for(store), text_encoder=resources.text_encoder(),
+    return make_build_deps(cfg, cache_con=store.con, llm=llm, text_encoder=resources.text_encoder(),
                            ocr=resources.ocr_engine(), image_encoder=resources.image_encoder())
+
+
+def usage_of(meter, since: int, model: str | None) -> dict:
+    """What a build spent on the language model: calls, cached calls, fallbacks, tokens and the model name."""
+    if meter is None:
+        return {"model": model, "calls": 0, "cached": 0, "fallbacks": 0, "prompt_tokens": 0, "completion_tokens": 0}
+    u = meter.usage(since)
+    return {"model": model, "calls": u.calls, "cached": u.cached_calls, "fallbacks": u.fallbacks,
+            "prompt_tokens": u.prompt_tokens, "completion_tokens": u.completion_tokens}
 
 
 def run_build(histories: list) -> None:
@@ -67,7 +76,10 @@ def run_build(histories: list) -> None:
         return
     with st.status("Building the memory...", expanded=True) as status:
         st.write("Loading models...")
-        deps = _deps(target)
+        llm = llm_for(target)
+        meter = meter_of(llm)
+        mark = meter.mark() if meter is not None else 0
+        deps = _deps(target, llm)
         bar = st.progress(0.0)
         lines = st.empty()
         seen: dict[str, tuple[int, int]] = {}
@@ -105,7 +117,7 @@ def run_build(histories: list) -> None:
         bar.progress(1.0, text="Done")
         status.update(label=f"Built in {report.seconds:.1f} s: {report.rounds_added} new round(s)", state="complete",
                       expanded=False)
-    st.session_state["_upl_report"] = asdict(report)
+    st.session_state["_upl_report"] = asdict(report) | {"usage": usage_of(meter, mark, model_name(llm))}
     st.session_state["_upl_nonce"] = st.session_state.get("_upl_nonce", 0) + 1  # clear the uploader
 
 
@@ -163,8 +175,19 @@ if last:
         col.metric(label, last[k])
     st.caption("Seconds per stage: " + ", ".join(f"{k} {v:.2f}" for k, v in last["stage_seconds"])
                + f" · text encoder `{last['text_encoder']}` · image encoder `{last['image_encoder']}`")
-    for fb in last.get("fallbacks") or []:
-        st.caption(f"fallback: {fb}")
+    use = last.get("usage") or {}
+    fbs = list(last.get("fallbacks") or [])
+    if use.get("model"):
+        st.caption(f"Language model `{use['model']}`: {use['calls']} call(s) ({use['cached']} from the cache), "
+                   f"{use['prompt_tokens']} prompt + {use['completion_tokens']} completion token(s), estimated cost "
+                   f"{cost_text(use['model'], use['prompt_tokens'], use['completion_tokens'])} · {len(fbs)} "
+                   "fallback(s) to the rule-based extractor")
+    else:
+        st.caption(f"No language model (rules): 0 tokens, {cost_text(None, 0, 0)}.")
+    if fbs:
+        with st.expander(f"{len(fbs)} fallback(s)"):
+            for fb in fbs:
+                st.caption(fb)
     if last.get("changed_rounds"):
         st.warning(f"{len(last['changed_rounds'])} round(s) already stored with other content were kept as stored: "
                    + ", ".join(last["changed_rounds"][:10]))

@@ -236,6 +236,7 @@ def test_ask_page_compares_ablations_and_rejects_empty_questions(memory_path):
     at.button(key="ask_finish").click().run()
     assert not at.exception
     assert any("85.5" in s.value for s in at.success)
+    assert any(o.startswith("no-utility (") for o in at.multiselect(key="ask_compare_with").options)
     at.multiselect(key="ask_compare_with").set_value(["rag", "no-analytic"])
     at.button(key="ask_compare").click().run()
     assert not at.exception
@@ -243,6 +244,193 @@ def test_ask_page_compares_ablations_and_rejects_empty_questions(memory_path):
     for name in ("**full**", "**rag**", "**no-analytic**"):
         assert name in shown
     assert "SemanticMatch" in shown  # the rag baseline retrieves instead of computing
+
+
+@pytest.fixture()
+def fresh_memory(tmp_path) -> str:
+    """A memory of its own (ratings write to it, so the shared one stays unrated)."""
+    path = tmp_path / "rated.duckdb"
+    history, ocr = health_history()
+    with Store(path) as s:
+        build(s, [history], BuildDeps(HashEmbedder(), FakeImageEncoder(), FakeOCR(ocr), RuleExtractor(DEFAULT)),
+              DEFAULT)
+    return str(path)
+
+
+def _ask(at: AppTest, question: str) -> None:
+    at.run()
+    at.text_input(key="ask_q").input(question).run()
+    at.button(key="ask_finish").click().run()
+    assert not at.exception
+
+
+def _attribution_bars(at: AppTest):
+    import json
+
+    for chart in at.get("plotly_chart"):
+        for t in json.loads(chart.proto.spec)["data"]:
+            if t.get("name") == "Shapley value":
+                return t
+    return None
+
+
+def _frame_with(at: AppTest, column: str):
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
+def test_ask_page_explains_the_answer_with_one_bar_per_evidence_unit(memory_path):
+    at = page("ask", memory_path)
+    _ask(at, "Who did I play cards with?")
+    assert any("Anna" in s.value for s in at.success)
+    assert _attribution_bars(at) is None  # nothing computed before the button
+    at.button(key="ask_why").click().run()
+    assert not at.exception
+    bars = _attribution_bars(at)
+    trace = at.session_state[state.LAST_TRACE]
+    units = list(dict.fromkeys((u["kind"], u["unit_id"]) for s in trace["steps"] for u in s["units"]))
+    assert len(units) >= 2
+    assert bars["y"] == [f"{k} · {u}" for k, u in units]  # one bar per unit, in evidence order
+    values = dict(zip(bars["y"], bars["x"]))
+    # only the card-game round says who played: its event carries the answer, the sleep reports nothing
+    cards = next(label for label in values if "S3:R1" in label)
+    assert values[cards] == pytest.approx(1.0)
+    assert sum(values.values()) == pytest.approx(1.0)  # v(all) - v(none): the answer vs "Not mentioned"
+    shown = texts(at)
+    assert "exact Shapley values" in shown and "answerer call(s)" in shown
+    assert "v(all evidence) = 1, v(no evidence) = 0" in shown
+    # every bar links to its round: open one that is not among the answer's evidence rounds
+    other = next(i for i, (k, u) in enumerate(units) if "S3:R1" not in u)
+    pick = at.selectbox(key="ask_attr_unit")
+    assert len(pick.options) == len(units)  # every unit here has a source round
+    assert pick.options[other].startswith(f"{units[other][0]} · {units[other][1]} (")
+    before = {e.label.split(" · ")[0] for e in at.expander}
+    pick.select_index(other).run()
+    assert not at.exception
+    opened = {e.label.split(" · ")[0] for e in at.expander} - before
+    unit = next(u for s in trace["steps"] for u in s["units"] if u["unit_id"] == units[other][1])
+    assert opened == {unit["rounds"][0]}
+    # the result is cached for this trace: a rerun shows the same bars without the button
+    at.run()
+    assert _attribution_bars(at)["x"] == bars["x"]
+
+
+def test_ask_page_rating_an_answer_updates_unit_utility(fresh_memory):
+    at = page("ask", fresh_memory)
+    _ask(at, "Who did I play cards with?")
+    at.button(key="ask_rate_right").click().run()  # rating attributes the answer first
+    assert not at.exception
+    assert any(s.value.startswith("Rated right") for s in at.success)
+    assert at.button(key="ask_rate_right").disabled and at.button(key="ask_rate_wrong").disabled
+    assert _attribution_bars(at) is not None
+    with Store(fresh_memory) as s:
+        rows = dict(s.con.execute("SELECT unit_key, sum FROM unit_utility WHERE count = 1").fetchall())
+    cards = [k for k in rows if "S3:R1" in k]
+    assert len(cards) == 1 and rows[cards[0]] == pytest.approx(1.0)  # +Δ for the unit behind a right answer
+    # the retrieved units now show their learned utility
+    at.run()
+    units = _frame_with(at, "U (learned)")
+    u = dict(zip(units["node_id" if "node_id" in units.columns else "unit"], units["U (learned)"]))
+    assert u[cards[0]] == pytest.approx(1.0)
+
+
+def test_ask_page_shows_why_a_rating_was_refused(memory_path, monkeypatch):
+    from core.errors import InputError
+    from core.utility import UtilityStore
+
+    def refuse(self, attribution, correct):
+        raise InputError("utility", "", "the memory is open read-only; utilities cannot be updated")
+
+    monkeypatch.setattr(UtilityStore, "rate", refuse)
+    at = page("ask", memory_path)
+    _ask(at, "Who did I play cards with?")
+    at.button(key="ask_rate_wrong").click().run()
+    assert not at.exception
+    assert any("read-only" in e.value for e in at.error)
+    assert not any(s.value.startswith("Rated") for s in at.success)
+    assert not at.button(key="ask_rate_wrong").disabled  # nothing was recorded: it can be tried again
+
+
+def test_ask_page_tokens_and_time_per_step_and_the_utility_toggle(memory_path):
+    at = page("ask", memory_path)
+    _ask(at, "What was my average sleep score?")
+    usage = _frame_with(at, "completion tokens").set_index("stage")
+    trace = at.session_state[state.LAST_TRACE]
+    assert [i for i in usage.index if i.startswith("step ")] == \
+        [f"step {s['index'] + 1} · {s['tool']}" for s in trace["steps"]]
+    assert usage.loc["total", "ms"] == pytest.approx(dict(trace["ms"])["total"], abs=0.1)
+    assert usage.loc["total", "prompt tokens"] == 0  # rules: no language model, no tokens
+    assert any("free (no language model)" in e.label for e in at.expander)
+    # the toggle: off ranks by similarity alone (α = 1), on restores the learned utility
+    assert at.toggle(key="ask_utility").value is True
+    at.toggle(key="ask_utility").set_value(False).run()
+    assert not at.exception
+    assert at.session_state[state.CONFIG_OVERRIDES]["utility_alpha"] == 1.0
+    at.toggle(key="ask_utility").set_value(True).run()
+    assert "utility_alpha" not in at.session_state[state.CONFIG_OVERRIDES]
+    assert any(o.startswith("no-utility — ") for o in at.selectbox(key="ask_ablation").options)
+
+
+# ---------------------------------------------------------------------- local language model
+def _sidebar_app():
+    from ui.sidebar import render_sidebar
+
+    render_sidebar()
+
+
+def test_sidebar_rejects_a_file_that_is_not_gguf(tmp_path):
+    fake = tmp_path / "model.gguf"
+    fake.write_bytes(b"NOTGGUF" + bytes(64))
+    at = AppTest.from_function(_sidebar_app, default_timeout=30)
+    at.session_state[state.BACKEND] = "local"
+    at.run()
+    assert not at.exception
+    at.text_input(key="sb_gguf").input(str(fake)).run()
+    assert not at.exception
+    assert at.session_state[state.MODEL_PATH] == str(fake)
+    assert any("model.gguf is not a GGUF file" in e.value for e in at.sidebar.error)
+    at.text_input(key="sb_gguf").input(str(tmp_path / "missing.gguf")).run()
+    assert any("no such file" in e.value for e in at.sidebar.error)
+
+
+def test_ask_page_with_a_bad_local_model_says_so_and_answers_with_rules(memory_path, tmp_path):
+    fake = tmp_path / "model.gguf"
+    fake.write_bytes(b"PK\x03\x04 not a model")
+    at = page("ask", memory_path)
+    at.session_state[state.BACKEND] = "local"
+    at.session_state[state.MODEL_PATH] = str(fake)
+    _ask(at, "What was my average sleep score?")
+    assert any("not a GGUF file" in e.value for e in at.error)
+    assert any("85.5" in s.value for s in at.success)
+    assert at.session_state[state.LAST_TRACE]["backend"] == "rules"
+
+
+@pytest.mark.slow
+@pytest.mark.llm
+@pytest.mark.timeout(900)
+def test_ask_page_answers_with_the_real_local_gguf_model(memory_path):
+    """The sidebar's GGUF path drives the engine: llama.cpp in-process, tokens per step, free cost."""
+    from fetch_test_model import ModelPartsMissing, ensure_model
+    from ui import engine
+
+    try:
+        gguf = str(ensure_model())
+    except ModelPartsMissing as e:
+        pytest.skip(f"local GGUF test model unavailable: {e}")
+    at = page("ask", memory_path)
+    at.session_state[state.BACKEND] = "local"
+    at.session_state[state.MODEL_PATH] = gguf
+    at.default_timeout = 900
+    try:
+        _ask(at, "What was my average sleep score?")
+        trace = at.session_state[state.LAST_TRACE]
+        assert trace["backend"].startswith("llm:local/")
+        assert trace["tokens"]["prompt"] > 0 and trace["tokens"]["completion"] > 0
+        usage = _frame_with(at, "completion tokens").set_index("stage")
+        assert usage.loc["total", "prompt tokens"] == trace["tokens"]["prompt"]
+        assert any("free (local model)" in e.label for e in at.expander)
+        assert not at.error  # the model started
+    finally:
+        engine.local_llm.clear()  # stop the server
 
 
 # ---------------------------------------------------------------------- evaluate
@@ -255,7 +443,7 @@ def test_evaluate_page_runs_the_qa_set_and_drills_into_a_trace(memory_path):
     assert not at.exception
     summary = at.dataframe[0].value
     assert list(summary["ablation"]) == ["full", "rag"] and list(summary["n"]) == [3, 3]
-    per_q = at.dataframe[1].value
+    per_q = at.dataframe[2].value
     full = per_q[per_q["ablation"] == "full"].set_index("question")
     assert full.loc["What was my average sleep score?", "score"] == 1.0  # 85.5 computed over the table
     assert full.loc["What was my highest resting heart rate?", "score"] == 1.0
@@ -267,6 +455,31 @@ def test_evaluate_page_runs_the_qa_set_and_drills_into_a_trace(memory_path):
     assert not at.exception
     assert "gold: `85.5`" in texts(at)
     assert len(at.get("graphviz_chart")) == 1
+
+
+def test_evaluate_page_scores_like_the_cli_runner_per_question_type(memory_path):
+    """The page's per-type accuracy is what core.evaluation.runner's score_qa says about its predictions."""
+    from core.evaluation.runner import score_qa
+
+    at = page("evaluate", memory_path)
+    at.run()
+    at.button(key="ev_run").click().run()  # the default: the full system on all 3 questions
+    assert not at.exception
+    by_type = at.dataframe[1].value.set_index("type")
+    assert set(by_type.index) == {"aggregate", "extreme", "event"}
+    assert list(by_type["n"]) == [1, 1, 1]
+    per_q = at.dataframe[2].value.set_index("question")
+    history, _ = health_history()
+    for qa in history.qas:
+        pred = per_q.loc[qa.question, "prediction"]
+        verdict = score_qa(qa, pred, "memeye")
+        assert per_q.loc[qa.question, "score"] == pytest.approx(round(verdict.score, 3))
+        assert by_type.loc[qa.qtype, "accuracy"] == (1.0 if verdict.correct else 0.0)
+    # the two analytic questions have one right answer each (the mean of 80..91, the max of 50..54)
+    assert by_type.loc["aggregate", "accuracy"] == 1.0 and by_type.loc["extreme", "accuracy"] == 1.0
+    overall = at.dataframe[0].value.iloc[0]
+    assert overall["accuracy"] == pytest.approx(by_type["accuracy"].mean(), abs=1e-4)
+    assert overall["cost"].startswith("free")  # the rule-based backend spends no tokens
 
 
 # ---------------------------------------------------------------------- upload & build
@@ -327,6 +540,55 @@ def test_upload_page_validates_then_builds_and_continues_incrementally(tmp_path)
     assert not at.exception
     metrics = {m.label: m.value for m in at.metric}
     assert (metrics["New rounds"], metrics["Rounds"]) == ("4", "12")
+
+
+class MeteredLLM:
+    """A language model that answers every call with no observations and meters 100 + 20 tokens a call."""
+
+    def __init__(self, model: str = "gpt-4o-mini"):
+        from core.llm import TokenMeter
+
+        self.model, self.vision, self.meter = model, False, TokenMeter()
+
+    def complete_json(self, task, messages, schema, *, prompt_version="1", images=()):
+        from core.llm import CallRecord
+        from core.protocols import LLMResult
+
+        self.meter.record(CallRecord(task, self.model, 100, 20))
+        return LLMResult(data={"observations": []}, model=self.model, prompt_tokens=100, completion_tokens=20)
+
+
+def test_upload_page_totals_the_tokens_and_cost_of_a_build(tmp_path, monkeypatch):
+    import re
+
+    from core.llm import estimate_cost_usd
+    from ui import engine
+
+    llm = MeteredLLM()
+    monkeypatch.setattr(engine, "llm_for", lambda store: llm)
+    doc, _ = memeye_upload(4, images=0)
+    at = page("upload", str(tmp_path / "metered.duckdb"))
+    at.run()
+    at.file_uploader[0].set_value([("h.json", doc, "application/json")]).run()
+    at.button(key="upl_build").click().run()
+    assert not at.exception
+    calls = len(llm.meter.records)
+    assert calls >= 4  # at least one extraction call per round
+    line = next(c.value for c in at.caption if c.value.startswith("Language model `gpt-4o-mini`"))
+    assert f"{calls} call(s)" in line
+    assert f"{100 * calls} prompt + {20 * calls} completion token(s)" in line
+    assert re.search(r"estimated cost \$([0-9.]+)", line).group(1) == \
+        f"{estimate_cost_usd('gpt-4o-mini', 100 * calls, 20 * calls):.4f}"
+
+
+def test_upload_page_says_a_rules_build_spends_no_tokens(tmp_path):
+    doc, _ = memeye_upload(2, images=0)
+    at = page("upload", str(tmp_path / "rules.duckdb"))
+    at.run()
+    at.file_uploader[0].set_value([("h.json", doc, "application/json")]).run()
+    at.button(key="upl_build").click().run()
+    assert not at.exception
+    assert any(c.value.startswith("No language model (rules): 0 tokens") for c in at.caption)
 
 
 def test_upload_page_shows_validation_errors_instead_of_a_traceback(tmp_path):

@@ -127,3 +127,12 @@ def test_upload_schema_tables_and_stepwise_answer_in_chromium(tmp_path):
         page.get_by_text(re.compile(r"Step 1 · Compute")).wait_for()
         page.screenshot(path=str(SHOTS / "6-answer.png"), full_page=True)
         assert f"{MEAN_SCORE:g}" in answer.inner_text()
+
+        # ---- why this answer: one Shapley bar per evidence unit, with the exactness and the answerer calls
+        page.get_by_role("button", name="Why this answer?").click()
+        page.get_by_text(re.compile(r"exact Shapley values over all subsets · \d+ answerer call")).wait_for()
+        chart = page.get_by_test_id("stPlotlyChart").last
+        chart.wait_for()
+        chart.scroll_into_view_if_needed()
+        assert "Shapley value of each evidence unit" in chart.inner_text()
+        page.screenshot(path=str(SHOTS / "7-attribution.png"), full_page=True)

@@ -124,3 +124,31 @@ def test_plan_dot_marks_done_and_next_steps_and_escapes_text():
     assert 's0 [label="1. EventLocate\\nfind \\"the\\" day", fillcolor="#b7e1cd"]' in dot
     assert 'fillcolor="#fff2cc"' in dot.split("s1 [", 1)[1].split("\n", 1)[0]  # the next step
     assert "q -> s0;" in dot and "s0 -> s1;" in dot and "s1 -> a;" in dot
+
+
+ATTR = [  # AttributionResult.to_list() rows, in evidence order
+    {"unit": "sleep_log:S1:R1", "round": "S1:R1", "value": 0.5, "rounds": ["S1:R1"], "kind": "row", "step": 0},
+    {"unit": "ev7", "round": "S3:R1", "value": -0.25, "rounds": ["S3:R1"], "kind": "event", "step": 1},
+    {"unit": "ev9", "round": None, "value": 0.0, "rounds": [], "kind": "event", "step": 1},
+]
+
+
+def test_attribution_figure_has_one_signed_bar_per_unit_in_evidence_order():
+    fig = charts.attribution_figure(ATTR, v_full=1.0, v_empty=0.0)
+    assert len(fig.data) == 1
+    bars = fig.data[0]
+    assert bars.orientation == "h"
+    assert list(bars.y) == ["row · sleep_log:S1:R1", "event · ev7", "event · ev9"]
+    assert list(bars.x) == [0.5, -0.25, 0.0]
+    # the sign is visible: positive, negative and null values get three different colours
+    assert len(set(bars.marker.color)) == 3 and bars.marker.color[0] == charts.POSITIVE
+    assert bars.marker.color[1] == charts.NEGATIVE
+    assert fig.layout.yaxis.autorange == "reversed"  # the first unit is drawn on top
+    assert "S3:R1" in bars.customdata[1] and "step 2" in bars.customdata[1]
+    assert [s.name for s in fig.layout.shapes] == ["zero"]
+    assert "v(all) = 1" in fig.layout.title.text and "sum of values = +0.250" in fig.layout.title.text
+
+
+def test_attribution_figure_without_units_is_empty_but_valid():
+    fig = charts.attribution_figure([])
+    assert list(fig.data[0].x) == [] and fig.layout.height >= 200

@@ -238,3 +238,41 @@ def plan_dot(steps: Sequence[Mapping], done: int = 0, *, question: str = "") -> 
     lines.append(f"{prev} -> a;")
     lines.append("}")
     return "\n".join(lines)
+
+
+POSITIVE, NEGATIVE, NEUTRAL = "#2ca02c", "#d62728", "#9e9e9e"
+
+
+def attribution_label(row: Mapping) -> str:
+    """How a unit is named on the attribution chart: 'kind · unit id'."""
+    return f"{row.get('kind') or 'unit'} · {row['unit']}"
+
+
+def attribution_figure(values: Sequence[Mapping], *, v_full: float | None = None, v_empty: float | None = None,
+                       title: str = "Shapley value of each evidence unit") -> go.Figure:
+    """One horizontal bar per evidence unit: its signed Shapley value, in evidence order (first on top).
+
+    values: rows as AttributionResult.to_list() gives them (unit, value, kind, round, rounds, step).
+    Bars are green when the unit pushed towards the answer, red when against, grey at 0; the
+    hover names the unit's round. A vertical line at 0 (named "zero") separates the signs.
+    """
+    labels = [attribution_label(r) for r in values]
+    xs = [float(r["value"]) for r in values]
+    colors = [POSITIVE if x > 1e-9 else NEGATIVE if x < -1e-9 else NEUTRAL for x in xs]
+    hover = [f"round {r.get('round') or '—'}" + (f" · step {r['step'] + 1}" if r.get("step") is not None else "")
+             + (f"<br>{html.escape(str(r.get('text'))[:120])}" if r.get("text") else "") for r in values]
+    fig = go.Figure(go.Bar(
+        y=labels, x=xs, orientation="h", marker_color=colors, name="Shapley value", customdata=hover,
+        text=[f"{x:+.3f}" for x in xs], textposition="outside", cliponaxis=False,
+        hovertemplate="%{y}<br>value %{x:+.3f}<br>%{customdata}<extra></extra>",
+    ))
+    fig.add_vline(x=0, line_color="#444", line_width=1, name="zero")
+    sub = []
+    if v_full is not None and v_empty is not None:
+        sub.append(f"v(all) = {v_full:g}, v(none) = {v_empty:g}, sum of values = {sum(xs):+.3f}")
+    span = max([abs(x) for x in xs] + [0.1])
+    fig.update_layout(
+        title=title + (f"<br><sup>{sub[0]}</sup>" if sub else ""), xaxis_title="Shapley value (signed)",
+        xaxis_range=[-1.25 * span, 1.25 * span], yaxis=dict(autorange="reversed", type="category"),
+        height=max(220, 34 * len(labels) + 120), margin=dict(l=10, r=30, t=60, b=40), showlegend=False)
+    return fig

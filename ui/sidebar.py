@@ -7,6 +7,7 @@ from pathlib import Path
 import streamlit as st
 
 from . import state
+from .engine import gguf_problem
 from .resources import memory_files
 
 
@@ -49,9 +50,13 @@ def render_sidebar() -> None:
         state.put(state.BACKEND, backend)
         if backend == "local":
             path = st.text_input("GGUF model file", value=state.get(state.MODEL_PATH, ""), key="sb_gguf")
-            state.put(state.MODEL_PATH, path)
-            if path and not Path(path).is_file():
-                st.warning(f"No such file: {path}")
+            state.put(state.MODEL_PATH, path.strip())
+            problem = gguf_problem(path.strip())
+            if problem is not None:
+                st.error(f"Local model: {problem}. The rule-based components answer until a GGUF file is given.")
+            else:
+                st.caption(f"`{Path(path).name}` ({Path(path).stat().st_size / 1e6:.0f} MB) is served in-process by "
+                           "llama.cpp, loaded once and shared by every page.")
         elif backend == "openai":
             model = os.environ.get("ADAMM_LLM_MODEL", "")
             st.caption(f"Model: `{model or 'not set'}` at `{os.environ.get('OPENAI_BASE_URL', 'api.openai.com')}`"

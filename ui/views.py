@@ -139,15 +139,19 @@ def validation_rows(report) -> list[dict]:
     return rows
 
 
-def step_view(step: dict) -> None:
-    """One executed plan step (a StepRecord as a dict): arguments, result, budget, tokens, time."""
+def step_view(step: dict, utility: dict | None = None) -> None:
+    """One executed plan step (a StepRecord as a dict): arguments, result, budget, tokens, time.
+
+    utility: {unit key: learned utility U} (core.utility); when given, retrieved units show their U.
+    """
     icon = {"ok": ":material/check_circle:", "error": ":material/error:", "refused": ":material/block:",
             "skipped": ":material/skip_next:"}.get(step["status"], "•")
     st.markdown(f"{icon} **Step {step['index'] + 1} · {step['tool']}** — {html.escape(step['goal'])}")
     c1, c2, c3, c4 = st.columns(4)
     c1.metric("Budget left", f"{step['budget_after']}", delta=step["budget_after"] - step["budget_before"] or None)
     c2.metric("Evidence units", len(step.get("units") or []))
-    c3.metric("Tokens", (step.get("prompt_tokens") or 0) + (step.get("completion_tokens") or 0))
+    c3.metric("Tokens", (step.get("prompt_tokens") or 0) + (step.get("completion_tokens") or 0),
+              help=f"prompt {step.get('prompt_tokens') or 0} + completion {step.get('completion_tokens') or 0}")
     c4.metric("ms", f"{step.get('ms') or 0:.0f}")
     st.caption("Arguments")
     st.json(step.get("args") or {}, expanded=True)
@@ -156,11 +160,20 @@ def step_view(step: dict) -> None:
     if step.get("error"):
         st.error(step["error"])
     if step.get("rows") and step.get("columns"):
-        st.dataframe([dict(zip(step["columns"], r)) for r in step["rows"]], hide_index=True, width="stretch")
+        rows = [dict(zip(step["columns"], r)) for r in step["rows"]]
+        if utility is not None and "node_id" in step["columns"]:  # retrieval hits: their learned utility
+            for r in rows:
+                r["U (learned)"] = utility.get(str(r["node_id"]))
+        st.dataframe(rows, hide_index=True, width="stretch")
     elif step.get("units"):
-        st.dataframe([{"unit": u["unit_id"], "kind": u["kind"], "score": u.get("score"), "time": u.get("time"),
-                       "rounds": ", ".join(u.get("rounds") or []), "text": u["text"][:200]}
-                      for u in step["units"]], hide_index=True, width="stretch")
+        rows = []
+        for u in step["units"]:
+            row = {"unit": u["unit_id"], "kind": u["kind"], "score": u.get("score")}
+            if utility is not None:
+                row["U (learned)"] = utility.get(u["unit_id"]) if u["kind"] != "computed" else None
+            row.update({"time": u.get("time"), "rounds": ", ".join(u.get("rounds") or []), "text": u["text"][:200]})
+            rows.append(row)
+        st.dataframe(rows, hide_index=True, width="stretch")
     if step.get("sql"):
         with st.expander("SQL"):
             st.code(step["sql"], language="sql")

@@ -55,7 +55,8 @@ def inspect_image(data: bytes, name: str, max_pixels: int) -> ImageInfo:
         try:
             im = Image.open(io.BytesIO(data))
         except Image.DecompressionBombError as e:
-            raise ImageFault(f"too many pixels ({e})") from None
+            # Pillow's own guard fires before our check can: still name the limit a person can change
+            raise ImageFault(f"too many pixels, more than max_image_pixels ({max_pixels}) ({e})") from None
         except UnidentifiedImageError:
             raise ImageFault("not an image (Pillow cannot identify it)") from None
         except Exception as e:  # Pillow plugins raise many types on hostile headers
@@ -84,7 +85,7 @@ def inspect_image(data: bytes, name: str, max_pixels: int) -> ImageInfo:
             with Image.open(io.BytesIO(data)) as full:
                 full.load()
         except Image.DecompressionBombError as e:
-            raise ImageFault(f"too many pixels ({e})") from None
+            raise ImageFault(f"too many pixels, more than max_image_pixels ({max_pixels}) ({e})") from None
         except Exception as e:
             raise ImageFault(f"truncated or corrupt image ({type(e).__name__}: {e})") from None
     return ImageInfo(sha256=hashlib.sha256(data).hexdigest(), mime=mime, width=width, height=height, format=fmt)

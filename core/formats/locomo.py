@@ -15,7 +15,7 @@ from itertools import zip_longest
 
 from ..model import QA, History, ImageRef, Round, Session, Utterance
 from .dates import parse_datetime
-from .jsonpath import Reader, at
+from .jsonpath import TOP, Reader, at
 
 FORMAT = "locomo"
 REFUSAL_ANSWER = "Not mentioned"
@@ -98,6 +98,10 @@ def _sample(r: Reader, sample: dict, place: str, source: str, name: str) -> Hist
         if m:
             numbered.append((int(m[1]), key, value))
     numbered.sort()
+    if not numbered:
+        # e.g. a MemEye file read with --format locomo: say so instead of "building" nothing
+        raise r.fail(conv_place or TOP, "no LoCoMo sessions: expected keys session_1, session_2, ... "
+                     "holding lists of turns")
     seen: dict[str, str] = {}
     sessions: list[Session] = []
     for n, key, turns in numbered:

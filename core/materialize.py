@@ -312,6 +312,8 @@ _ROUND_STOP = frozenset(
     "eight nine ten now did does done yes yeah okay nice great good cool sure please want need think "
     "know see let's tell each every give gave made make take took said say says like more most much".split()
 )
+_TIME_WORDS = frozenset("morning evening afternoon night nights tonight yesterday week weekend month year "
+                        "monday tuesday wednesday thursday friday saturday sunday nightly weekly monthly".split())
 ROW_WORD_SHARE = 0.6  # a word in at least this share of a table's rounds describes the table
 CONTEXT_MIN_SCORE = 1.0  # share x idf a word of the neighbouring rounds needs to enter the description
 
@@ -328,7 +330,8 @@ def round_words(text: str) -> set[str]:
             w = w[:-2]
         if w.endswith("s") and not w.endswith("ss") and len(w) > 4:
             w = w[:-1]
-        if len(w) >= 3 and w not in _ROUND_STOP and parse_unit(w) is None and w not in GENERIC_WORDS:
+        if (len(w) >= 3 and w not in _ROUND_STOP and w not in _TIME_WORDS and w not in GENERIC_WORDS
+                and parse_unit(w) is None and parse_unit(w + "s") is None):
             out.add(w)
     return out
 
@@ -357,12 +360,9 @@ def name_from_words(attributes: Sequence[str], words: RoundWords | None) -> str:
     stem, recurring = _rule_stem(attributes)
     if recurring and any(w in names for w in stem.split("_")):
         return rule  # the attributes' shared word is also the rounds' word (sleep_duration, ... -> sleep_log)
-    spelled = set()
-    for a in attributes:
-        parts = [p for p in a.split("_") if p not in GENERIC_WORDS]
-        if len(parts) >= 2 and all(_stem(p) in names or p in names for p in parts):
-            spelled |= set(parts) | {_stem(p) for p in parts}
-    cands = [c for c in cands if c[0] not in spelled]
+    # a word of one column's name names a quantity of the rows ("glucose" of average_glucose), not the rows
+    column_words = {w for a in attributes for p in a.split("_") for w in (p, _stem(p))}
+    cands = [c for c in cands if c[0] not in column_words]
     if not cands:
         return rule
     picked = [cands[0][0]]

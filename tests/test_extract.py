@@ -437,3 +437,38 @@ def test_real_rapidocr_dashboard_roundtrip():
     assert d["steps"].number == 8432, text
     assert d["resting_heart_rate"].number == 58, text
     assert d["distance"].number == 6.2, text
+
+
+# ---------------------------------------------------------------------- text values and dated labels
+@pytest.mark.parametrize("raw,canon", [
+    ("Bike", "ride"), ("Ride", "ride"), ("rode", "ride"), ("cycling", "ride"), ("Ran", "run"), ("jogging", "run"),
+    ("I", "me"), ("me", "me"), ("Sam", "Sam"), ("red", "red"), ("Grey", "gray"), ("road bike", "road bike"),
+])
+def test_canonical_text_values(raw, canon):
+    from core.extract.normalize import canonical_text
+
+    assert canonical_text(raw) == canon
+
+
+def test_text_observations_carry_their_normalized_value():
+    obs = ex("Round 1: I played a green 3, Sam played red 1; I won 4 points.", "Noted.")
+    winner = by_attr(obs)["winner"]
+    assert (winner.raw_value, winner.text_value) == ("I", "me")
+    acts = by_attr(ex("Bike ride today: 37.2 km in 90 minutes, heart rate averaged 135 bpm."))
+    assert acts["activity"].text_value == "ride"
+    assert by_attr(obs)["points"].text_value is None  # numbers have no text value
+
+
+@pytest.mark.parametrize("text,minutes", [
+    ("Sleep last night: 8.3 h, deep sleep 1h 12m, resting heart rate 56 bpm.", 498),
+    ("Sleep last night: 7h 23m, deep sleep 76 min.", 443),
+    ("Sleep this morning: 6h 10m.", 370),
+])
+def test_a_dated_label_names_the_value(text, minutes):
+    d = by_attr(ex(text))
+    assert d["sleep_duration"].number == pytest.approx(minutes) and d["sleep_duration"].unit == "min"
+
+
+def test_time_words_mid_sentence_still_end_a_label():
+    d = by_attr(ex("Did 46.2 kilometres along the river today: 115 minutes total."))
+    assert "river_duration" not in d and d["duration"].number == 115

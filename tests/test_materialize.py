@@ -300,3 +300,53 @@ def test_pipeline_with_induction(tmp_path):
         assert view == {"sleep_log": 20, "workout_log": 10}
         # the stored observations replay to the same schemas (what the app's sliders use)
         assert reinduce(attribute_stream(s), ind.config).schema_map() == ind.inducer.schemas
+
+
+# ---------------------------------------------------------------------- aliases, text values, names from words
+def test_alias_of_names_one_column_with_a_word_more_or_less():
+    from core.materialize import alias_of
+
+    glucose = ["average_glucose", "date", "time_in_range", "variability"]
+    assert alias_of("glucose_variability", glucose) == "variability"
+    assert alias_of("score", ["deep_sleep", "sleep_duration", "sleep_score"]) == "sleep_score"
+    assert alias_of("heart_rate", ["average_heart_rate", "resting_heart_rate"]) is None  # ambiguous
+    assert alias_of("variability", glucose) is None  # a column itself
+    assert alias_of("steps", glucose) is None
+
+
+def test_alias_fills_an_empty_cell_of_its_round_only(store):
+    con = store.con
+    attrs = ("average_glucose", "time_in_range", "variability")
+    add_round(con, 1, [("average_glucose", "141", 141.0, "mg/dL"), ("time_in_range", "67%", 67.0, "%"),
+                       ("variability", "28.1%", 28.1, "%")])
+    add_round(con, 2, [("average_glucose", "143", 143.0, "mg/dL"), ("time_in_range", "70%", 70.0, "%"),
+                       ("glucose_variability", "31.9%", 31.9, "%")])
+    add_round(con, 3, [("average_glucose", "150", 150.0, "mg/dL"), ("variability", "30%", 30.0, "%"),
+                       ("glucose_variability", "99%", 99.0, "%")])
+    name = Materializer(con).apply(1, attrs, 3).schema.table_name
+    got = dict(con.execute(f'SELECT source, variability FROM "{name}"').fetchall())
+    assert got == {"S1:R1": 28.1, "S1:R2": 31.9, "S1:R3": 30.0}
+
+
+def test_text_columns_store_the_normalized_value(store):
+    con = store.con
+    for i, act in enumerate(["Bike", "Ride", "run"], start=1):
+        add_round(con, i, [("activity", act, None, None), ("distance", "10 km", 10.0, "km")])
+        con.execute("UPDATE observations SET text_value = ? WHERE round_id = ? AND attribute = 'activity'",
+                    [{"Bike": "ride", "Ride": "ride", "run": "run"}[act], f"S1:R{i}"])
+    name = Materializer(con).apply(1, ("activity", "distance"), 3).schema.table_name
+    assert sorted(v for (v,) in con.execute(f'SELECT activity FROM "{name}"').fetchall()) == ["ride", "ride", "run"]
+
+
+def test_table_named_by_the_words_its_rounds_use():
+    from core.materialize import RoundWords, name_from_words
+
+    attrs = ["average_glucose", "time_in_range", "variability"]
+    words = RoundWords((("glucose", 1.0, 2.2), ("dashboard", 0.93, 2.1), ("range", 0.7, 1.7)), ())
+    # "glucose" names one column; "dashboard" is what the rounds are
+    assert name_from_words(attrs, words) == "dashboard_log"
+    sleep = ["sleep_duration", "deep_sleep", "sleep_score"]
+    assert name_from_words(sleep, RoundWords((("sleep", 1.0, 2.0), ("app", 0.9, 1.7)), ())) == "sleep_log"
+    # no word most rounds use: the attribute-based name
+    assert name_from_words(attrs, RoundWords((("band", 0.4, 1.2),), ())) == rule_table_name(attrs)
+    assert name_from_words(attrs, None) == rule_table_name(attrs)

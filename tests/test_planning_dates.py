@@ -16,7 +16,8 @@ FIRST = date(2026, 1, 3)
     ("average heart rate during February", date(2026, 2, 1), date(2026, 2, 28)),
     ("what about in December", date(2025, 12, 1), date(2025, 12, 31)),  # most recent December before now
     ("steps in March 2025", date(2025, 3, 1), date(2025, 3, 31)),
-    ("last week", date(2026, 4, 13), date(2026, 4, 19)),  # the previous Monday-Sunday week
+    # asked on a Sunday the current Monday-Sunday week is complete: it is "last week"
+    ("last week", date(2026, 4, 20), date(2026, 4, 26)),
     ("this week", date(2026, 4, 20), date(2026, 4, 26)),
     ("over the past week", date(2026, 4, 20), date(2026, 4, 26)),
     ("in the last 10 days", date(2026, 4, 17), date(2026, 4, 26)),
@@ -59,3 +60,19 @@ def test_parse_date_rejects_impossible_days():
     assert parse_date("2026-13-01") is None
     assert parse_date("3/5/2026") == date(2026, 3, 5)
     assert parse_date("Dec 24", NOW) == date(2025, 12, 24)
+
+
+def test_last_week_on_a_weekday_is_the_previous_calendar_week():
+    wednesday = date(2026, 4, 22)
+    tr = find_time_range("What was my average resting heart rate last week?", wednesday, FIRST)
+    assert (tr.start, tr.end) == (date(2026, 4, 13), date(2026, 4, 19))
+
+
+@pytest.mark.parametrize("question,start,end", [
+    ("How many minutes did I train from March 16 to the end of March?", date(2026, 3, 16), date(2026, 3, 31)),
+    ("steps from March 3 until the end of the month", date(2026, 3, 3), date(2026, 3, 31)),
+    ("distance from April 2 to today", date(2026, 4, 2), NOW),
+])
+def test_from_a_day_to_the_end_of_a_month_or_now(question, start, end):
+    tr = find_time_range(question, NOW, FIRST)
+    assert tr is not None and (tr.start, tr.end) == (start, end), tr

@@ -24,7 +24,7 @@ import re
 from typing import Any, Callable, Mapping
 
 from core.errors import LLMError
-from core.extract.normalize import normalize_attribute, parse_unit, split_label_unit
+from core.extract.normalize import canonical_text, normalize_attribute, parse_unit, split_label_unit
 from core.extract.rules import scan_values
 from core.model import Observation, Round
 
@@ -225,4 +225,4 @@ class LLMExtractor:
             return None
         return Observation(round_id=round.round_id, attribute=name, raw_value=raw, number=number,
                            unit=unit.unit if unit else None, value_kind=kind, start=a, end=b, label=attr,
-                           extractor="llm", **prov)
+                           extractor="llm", text_value=canonical_text(raw) if kind == "text" else None, **prov)

@@ -267,3 +267,55 @@ def normalize_attribute(label: str, *, value_kind: str = "number", dimension: st
     if not name or not re.match(r"[a-z]", name):
         return None
     return name[:60]
+
+
+# ---------------------------------------------------------------------- text values
+# First-person words: a text value that names the speaker ("I won") is stored as "me", the user.
+FIRST_PERSON = frozenset({"i", "me", "myself", "mine", "i'm", "im"})
+SELF_VALUE = "me"
+# Inflections and everyday synonyms of common activity words -> one canonical form. Small and general
+# (exercise vocabulary, British spellings); never the values of one data set.
+_TEXT_CANON_GROUPS = {
+    "run": "run runs ran running jog jogs jogged jogging",
+    "ride": "ride rides rode riding ridden bike bikes biked biking cycle cycles cycled cycling bicycle",
+    "walk": "walk walks walked walking",
+    "hike": "hike hikes hiked hiking",
+    "swim": "swim swims swam swimming",
+    "row": "row rows rowed rowing",
+    "win": "win wins won winning",
+    "lose": "lose loses lost losing",
+    "gray": "gray grey",
+    "color": "color colour",
+}
+TEXT_CANON: dict[str, str] = {w: canon for canon, ws in _TEXT_CANON_GROUPS.items() for w in ws.split()}
+
+
+def canonical_word(word: str) -> str:
+    """One word's canonical form: 'Rode' -> 'ride', 'I' -> 'me', 'runs' -> 'run'; else lower case."""
+    w = word.strip().lower().replace("’", "'")
+    if w in FIRST_PERSON:
+        return SELF_VALUE
+    if w in TEXT_CANON:
+        return TEXT_CANON[w]
+    return w
+
+
+def canonical_text(raw: str | None) -> str | None:
+    """The normalized form of a short text value (Observation.text_value), or None for no value.
+
+    First-person values name the user ("I" -> "me"); activity words are reduced
+    to one form ("Bike"/"Ride"/"rode" -> "ride", "Ran" -> "run"); other values, and
+    values of several words, keep their spelling (names, colours: "Sam", "red", "road bike").
+    """
+    if raw is None:
+        return None
+    s = " ".join(str(raw).split()).strip(" .,;:!")
+    if not s:
+        return None
+    if " " not in s:
+        low = s.lower().replace("\u2019", "'")
+        if low in FIRST_PERSON or low in TEXT_CANON:
+            return canonical_word(s)
+    return s
+
+WORD_MAP = _WORD_MAP  # public: the planner reads questions with the same abbreviations

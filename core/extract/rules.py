@@ -38,6 +38,7 @@ from core.extract.normalize import (
     STRONG_UNITS,
     UNIT_DEFAULT_ATTRIBUTE,
     UnitInfo,
+    canonical_text,
     normalize_attribute,
     parse_unit,
     split_label_unit,
@@ -337,6 +338,7 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
         i -= 1
         skipped += 1
     words: list[tuple[str, int]] = []
+    skipped_time = 0
     while i >= 0 and len(words) < 5:
         w = tokens[i][0]
         lw = w.lower().replace("’", "'")
@@ -346,6 +348,12 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
             continue
         if not re.match(r"[A-Za-z]", w) or lw in _PRONOUNS:
             break
+        if (not words and strong and not skipped_time and lw in _TIME_WORDS and i > 0
+                and tokens[i - 1][0].lower() in ("last", "this")):
+            # "Sleep last night: 8.3 h": after a colon/verb "last night" only dates the record
+            skipped_time = 2
+            i -= 2
+            continue
         if not words and lw in _TIME_WORDS and not structured:
             break  # "ran 6.5 km this morning in 37 minutes": "morning" does not name the 37 minutes
         if lw in _BOUNDARY_WORDS or lw in _DETERMINERS:
@@ -364,6 +372,9 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
             break
         words.append((w, tokens[i][1]))
         i -= 1
+    if skipped_time and not (i < 0 and prev_end == cs):
+        # "... along the river today: 115 minutes": skipped time words need a label that starts the clause
+        return Label("", False, verb, average)
     if i < 0 and words and prev_end == cs:
         if structured:
             strong = True  # the label starts the line/cell: "Steps 10,432"
@@ -518,7 +529,7 @@ class RuleExtractor:
 def _obs(round: Round, f: Found, **prov) -> Observation:
     return Observation(round_id=round.round_id, attribute=f.attribute, raw_value=f.raw, number=f.number,
                        unit=f.unit, value_kind=f.kind, start=f.start, end=f.end, label=f.label,
-                       extractor="rules", **prov)
+                       extractor="rules", text_value=canonical_text(f.raw) if f.kind == "text" else None, **prov)
 
 
 _QUESTION_START = re.compile(

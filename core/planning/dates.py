@@ -150,6 +150,27 @@ def find_time_range(question: str, now: date | datetime, first: date | datetime 
     return None
 
 
+def _to_end(q: str, now: date, first: date) -> TimeRange | None:
+    """'from March 16 to the end of March / of the month', 'from March 16 until now/today'."""
+    m = re.search(r"\b(?:from|between|since)\s+(" + _DATE_RE + r")\s+(?:to|until|till|through|and)\s+"
+                  r"(?:the\s+end\s+of\s+(?:the\s+month|(" + _MONTH_RE + r")(?:\s+(\d{4}))?)|(now|today))\b", q)
+    if not m:
+        return None
+    start = parse_date(m[1], now)
+    if start is None:
+        return None
+    if m[4]:
+        end = now
+    elif m[2]:
+        month = MONTHS[m[2].rstrip(".")]
+        end = _month_end(int(m[3]) if m[3] else start.year, month)
+    else:
+        end = _month_end(start.year, start.month)
+    if end < start:
+        return None
+    return TimeRange(start, end, m[0], f"from {fmt_day(start)} to {fmt_day(end)}")
+
+
 def _between(q: str, now: date, first: date) -> TimeRange | None:
     m = re.search(
         r"\b(?:between|from)\s+(" + _DAY_OR_MONTH_RE + r")\s+(?:and|to|until|till|through|-)\s+(" + _DAY_OR_MONTH_RE + r")",
@@ -233,6 +254,9 @@ def _relative(q: str, now: date, first: date) -> TimeRange | None:
             monday = now - timedelta(days=now.weekday())
             if which == "this":
                 return TimeRange(monday, now, m[0], "this week")
+            if now.weekday() == 6:
+                # asked on a Sunday (e.g. at the end of a history that ends on one): the week just completed
+                return TimeRange(monday, now, m[0], "last week")
             return TimeRange(monday - timedelta(days=7), monday - timedelta(days=1), m[0], "last week")
         if unit == "month":
             if which == "this":
@@ -267,7 +291,8 @@ def _single_day(q: str, now: date, first: date) -> TimeRange | None:
 
 
 def _month(q: str, now: date, first: date) -> TimeRange | None:
-    m = re.search(r"\b(?:in|during|of|for|over|throughout|across)\s+(?:the\s+month\s+of\s+)?(" + _MONTH_RE + r")(?:\s+(\d{4}))?\b", q)
+    m = re.search(r"\b(?:in|during|of|for|over|throughout|across|with|than|versus|vs\.?)\s+(?:the\s+month\s+of\s+)?("
+                  + _MONTH_RE + r")(?:\s+(\d{4}))?\b", q)
     if not m:
         # a bare month name; "may" and "march" are also verbs, so they need a year
         bare = "|".join(calendar.month_name[i].lower() for i in range(1, 13) if i not in (3, 5))
@@ -286,4 +311,4 @@ def _month(q: str, now: date, first: date) -> TimeRange | None:
     return None
 
 
-_FINDERS = (_between, _part_of_month, _since_before, _relative, _single_day, _month)
+_FINDERS = (_to_end, _between, _part_of_month, _since_before, _relative, _single_day, _month)

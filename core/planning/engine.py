@@ -7,7 +7,8 @@
 `ask` runs everything; the app steps through a plan with
 `start(question, ablation) -> PlanState`, `step(state) -> PlanState` (runs
 the next step) and `finish(state) -> Trace`. Ablations (paper 4.3): full,
-no-analytic, no-retrieval, no-context, no-progressive, rag. Tool errors never
+no-analytic, no-retrieval, no-context, no-progressive, rag, and no-utility
+(DG-Mem Table 3: retrieval ranked by similarity alone). Tool errors never
 escape: a failed step is recorded in the trace (and, for the LLM planner,
 the rest of the plan is replaced by the rule-based plan).
 """
@@ -23,16 +24,17 @@ import duckdb
 from ..config import DEFAULT, Config
 from ..errors import InputError, LLMError
 from ..protocols import LLM, TextEncoder
+from ..utility import UtilityRankedRetrieval, UtilityStore
 from .answer import LLMAnswerer, RuleAnswerer
 from .context import ContextBuilder, PlanningContext
 from .llm_planner import LLMPlanner
 from .retrieval import NodeTableRetrieval, RetrievalMemory, adapt
-from .rule_planner import Instantiation, RulePlanner
+from .rule_planner import Instantiation, RulePlanner, compose_answer
 from .tools import ANALYTIC_TOOLS, RETRIEVAL_TOOLS, TOOL_NAMES, Toolbox, ToolResult
 from .trace import Answer, Plan, PlanStep, StepRecord, Trace
 from .validate import ToolError
 
-ABLATIONS = ("full", "no-analytic", "no-retrieval", "no-context", "no-progressive", "rag")
+ABLATIONS = ("full", "no-analytic", "no-retrieval", "no-context", "no-progressive", "rag", "no-utility")
 MAX_QUESTION_CHARS = 4000
 
 
@@ -74,14 +76,40 @@ class QueryEngine:
         self.con = con
         self.encoder = text_encoder
         self.config = config
-        self.retrieval = adapt(retrieval) if retrieval is not None else NodeTableRetrieval(
+        # DG-Mem eq. 5: retrieval ranked by similarity and learned utility (plain_retrieval: similarity
+        # alone, for the no-utility ablation); the utility store writes nothing until an answer is rated
+        self.plain_retrieval = adapt(retrieval) if retrieval is not None else NodeTableRetrieval(
             con, text_encoder, config.lambda_meta)
+        self.utility = UtilityStore(con, create=False)
+        self.retrieval = UtilityRankedRetrieval(self.plain_retrieval, self.utility, config.utility_alpha)
         self.llm = llm
         self.contexts = ContextBuilder(con, text_encoder, config)
-        self.rules = RulePlanner(config, self.contexts.embed, self._encode_query, self.contexts.catalog)
+        self.rules = RulePlanner(config, self.contexts.embed, self._encode_query, self.contexts.catalog,
+                                 record_rounds=self._record_rounds)
+        self._records: tuple[tuple, frozenset[str]] | None = None
         self.rule_answerer = RuleAnswerer(text_encoder)
         self.llm_answerer = LLMAnswerer(llm, self.rule_answerer) if llm is not None else None
         self.backend = f"llm:{getattr(llm, 'model', '?')}" if llm is not None else "rules"
+
+    def _record_rounds(self) -> frozenset[str]:
+        """Round ids that are rows of an analytic table (cached until the tables change)."""
+        from .metadata import signature, table_names
+        from .validate import quote_ident
+
+        cur = self.con.cursor()
+        try:
+            sig = signature(cur)
+            if self._records is None or self._records[0] != sig:
+                names = table_names(cur)
+                rows: set[str] = set()
+                for n in names:
+                    rows |= {r[0] for r in cur.execute(f"SELECT DISTINCT source FROM {quote_ident(n)}").fetchall()}
+                self._records = (sig, frozenset(rows))
+            return self._records[1]
+        except duckdb.Error:
+            return frozenset()
+        finally:
+            cur.close()
 
     def _encode_query(self, text: str):
         return self.encoder.encode([text])[0]
@@ -94,7 +122,8 @@ class QueryEngine:
         elif ablation == "no-retrieval":
             tools = ANALYTIC_TOOLS
         source = self.contexts.catalog if catalog is None else (lambda: catalog)
-        return Toolbox(self.con, source, self.retrieval, self.config, allowed_tools=tools)
+        retrieval = self.plain_retrieval if ablation == "no-utility" else self.retrieval
+        return Toolbox(self.con, source, retrieval, self.config, allowed_tools=tools)
 
     def _span(self) -> tuple[datetime | None, datetime | None]:
         cur = self.con.cursor()
@@ -234,7 +263,9 @@ class QueryEngine:
             if fb:
                 fallbacks.append(fb)
         else:
-            answer = self.rule_answerer.answer(state.question, state.records, state.now)
+            # comparisons of two periods and yes/no readings of rows come from the rule planner's plan
+            answer = (compose_answer(state.plan, state.records) if state.plan.planner == "rules" else None) \
+                or self.rule_answerer.answer(state.question, state.records, state.now)
         t1 = time.perf_counter()
         steps_ms = sum(r.ms for r in state.records)
         ms = state.ms + (("steps", steps_ms), ("answer", (t1 - t0) * 1000),

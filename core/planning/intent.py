@@ -24,7 +24,8 @@ SUPERLATIVE_BASE = {"longest": "long", "shortest": "long", "furthest": "far", "f
                     "heaviest": "heavy", "lightest": "heavy", "fastest": "fast", "slowest": "fast", "hottest": "hot",
                     "coldest": "cold", "warmest": "warm", "coolest": "cold", "biggest": "big", "smallest": "big",
                     "largest": "big"}
-_AVG = r"\b(average|avg|mean|typical(?:ly)?|usually|on average|per (?:day|night|week|session|run))\b"
+_AVG = (r"\b(average|avg|mean|typical(?:ly)?|usually|on average|per (?:day|night|week|session|run))\b|"
+        r"^\s*(averaged)\b|\bdid\s+(?:i|we)\s+(average)\b")
 _SUM = r"\b(total|in total|altogether|combined|sum|cumulative(?:ly)?|overall|all together)\b"
 _TREND = (r"\b(trend\w*|chang\w*|increas\w*|decreas\w*|go(?:ne|ing)? (?:up|down)|went (?:up|down)|improv\w*|"
           r"worsen\w*|(?:get|getting|got) (?:better|worse)|evolv\w*|progress\w*|over time|ris(?:e|en|ing)|rose|"
@@ -41,7 +42,7 @@ _COMPARATORS = [
     (r"at most|no more than|not more than|maximum of|up to", "<="),
     (r"exactly|equal to|equals", "="),
 ]
-_NUM = r"(-?\d+(?:\.\d+)?|" + "|".join(sorted((w for w in NUMBER_WORDS if " " not in w and len(w) > 2),
+_NUM = r"(\d{1,2}:\d{2}(?!\d)|-?\d+(?:\.\d+)?|" + "|".join(sorted((w for w in NUMBER_WORDS if " " not in w and len(w) > 2),
                                                key=len, reverse=True)) + r")"
 
 
@@ -74,10 +75,18 @@ class Analysis:
     conditions: tuple[Condition, ...] = ()
     target_text: str = ""
     how_many_noun: str | None = None
+    # kind "compare": the reference period (time_range is the period asked about)
+    baseline: TimeRange | None = None
+    # kind "versus": the other party ("did I score more points than Leo") and the comparison word
+    other: str | None = None
+    more: bool = True
 
 
 def _num(s: str) -> float:
     s = s.lower()
+    if re.fullmatch(r"\d{1,2}:\d{2}", s):  # "5:30 per km": minutes and seconds
+        a, b = s.split(":")
+        return int(a) + int(b) / 60
     return float(s) if re.fullmatch(r"-?\d+(?:\.\d+)?", s) else float(NUMBER_WORDS[s])
 
 
@@ -91,6 +100,12 @@ def find_event_clause(q: str) -> EventClause | None:
         (r"\b(?:in|during|over|for)?\s*the\s+week\s+(?:that\s+|when\s+|in\s+which\s+)?((?:i|we|my|our)\b.+)", "week"),
         (r"\b(since|after|before)\s+((?:i|we|my|our)\b.+)", "{}"),
     ]
+    patterns += [
+        # "the day of my dentist appointment", "the night of the Midnight Owls concert"
+        (r"\b(?:on|during|for|of|in)?\s*the\s+(?:day|night|date|morning|evening)\s+of\s+((?:my|our|the)\s+.+)", "day"),
+        # "after signing up for the Riverside 10K", "since getting my new bike"
+        (r"\b(since|after|before)\s+((?!the\b|my\b)[a-z]+ing\b.+)", "{}"),
+    ]
     for pat, rel in patterns:
         m = re.search(pat, q, flags=re.IGNORECASE)
         if m:
@@ -100,25 +115,77 @@ def find_event_clause(q: str) -> EventClause | None:
                 relation, text = m[1].lower(), m[2]
             else:
                 relation, text = rel, m[1]
-            text = text.strip().rstrip("?.! ")
-            return EventClause(relation, text, m[0])
+            text, phrase = _clause_end(text, m[0])
+            if find_conditions(text):
+                continue  # "when I slept over 7.5 hours" is a condition on the rows, not an event
+            return EventClause(relation, text, phrase)
     # "... when I ran the marathon?" (not a question that starts with "when")
     m = re.search(r"(?<!^)\b(?:when|while)\s+((?:i|we)\s+.+)", q.strip(), flags=re.IGNORECASE)
     if m and not re.match(r"\s*when\b", q, flags=re.IGNORECASE):
-        return EventClause("day", m[1].strip().rstrip("?.! "), m[0])
+        text, phrase = _clause_end(m[1], m[0])
+        if not find_conditions(text):
+            return EventClause("day", text, phrase)
     return None
 
 
+def _clause_end(text: str, phrase: str) -> tuple[str, str]:
+    """An event clause ends at a comma or the question mark: 'I got my road bike, what was ...'."""
+    cut = re.split(r"\s*[,;?]\s*", text, maxsplit=1)[0]
+    if len(cut) < len(text):
+        phrase = phrase[: len(phrase) - len(text) + len(cut)]
+    return cut.strip().rstrip("?.! "), phrase
+
+
+_UNIT_AFTER = r"\s*((?:min(?:utes?)?\s*)?(?:/|per\s+)(?:km|kilomet\w*|mi|miles?)\b|[a-z%°/]+)?"
+_OR_MORE = [(r"or\s+(?:more|higher|above|greater|longer|over|better|up)", ">="),
+            (r"or\s+(?:less|fewer|lower|below|under|shorter|worse)", "<=")]
+
+
+def _context(q: str, start: int) -> str:
+    """The words before a comparator back to the clause start (at most 8): which quantity it is about."""
+    head = re.split(r"[,;:?]|\b(?:where|when|with|while|on\s+(?:days?|nights?)|and)\b", q[:start],
+                    flags=re.IGNORECASE)[-1]
+    return " ".join(head.split()[-8:])
+
+
+def _unit(raw: str | None) -> str | None:
+    if not raw:
+        return None
+    unit = " ".join(raw.lower().split())
+    if unit in ("and", "or", "in", "on", "during", "for", "times", "of", "the", "a", "an", "than", "to", "at"):
+        return None
+    if re.match(r"(?:min(?:utes?)?\s*)?(?:/|per\s+)(?:km|kilomet)", unit):
+        return "min/km"
+    if re.match(r"(?:min(?:utes?)?\s*)?(?:/|per\s+)(?:mi|mile)", unit):
+        return "min/mi"
+    return unit
+
+
 def find_conditions(q: str) -> list[Condition]:
-    """Numeric conditions such as 'longer than 8 km' or 'at least 7 hours'."""
+    """Numeric conditions such as 'longer than 8 km', 'at least 7 hours', '78 or more', 'under 5:30 per km'."""
     out = []
     for words, op in _COMPARATORS:
-        for m in re.finditer(r"\b(" + words + r")\s+" + _NUM + r"\s*([a-z%°/]+)?", q, flags=re.IGNORECASE):
-            before = q[: m.start()].split()[-4:]
-            unit = m[3].lower() if m[3] else None
-            if unit in ("and", "or", "in", "on", "during", "for", "times", "of", "the"):
-                unit = None
-            out.append(Condition(op, _num(m[2]), unit, m[0], " ".join(before)))
+        for m in re.finditer(r"\b(" + words + r")\s+" + _NUM + _UNIT_AFTER, q, flags=re.IGNORECASE):
+            unit = _unit(m[3])
+            of = re.match(r"\s+of\s+((?:[a-z]+\s?){1,2})", q[m.end():], flags=re.IGNORECASE) if unit else None
+            if of and not re.match(r"(?:the|my|a|an)\b", of[1], flags=re.IGNORECASE):
+                # "more than 8 hours of sleep": the words after "of" name the quantity
+                out.append(Condition(op, _num(m[2]), unit, m[0] + of[0].rstrip(), of[1].strip()))
+                continue
+            out.append(Condition(op, _num(m[2]), unit, m[0], _context(q, m.start())))
+    for m in re.finditer(r"\b(faster|quicker|slower)\s+than\s+" + _NUM + _UNIT_AFTER, q, flags=re.IGNORECASE):
+        unit = _unit(m[3])
+        # faster pace or time = fewer minutes; faster speed = more km/h
+        low_is_fast = unit is None or unit.startswith("min") or ":" in m[2] or unit in ("h", "hours", "s", "seconds")
+        fast = m[1].lower() in ("faster", "quicker")
+        out.append(Condition("<" if fast == low_is_fast else ">", _num(m[2]), unit, m[0], _context(q, m.start())))
+    for words, op in _OR_MORE:
+        for m in re.finditer(r"\b" + _NUM + _UNIT_AFTER + r"\s+" + words + r"\b", q, flags=re.IGNORECASE):
+            if _unit(m[2]) == "or":
+                continue
+            unit = _unit(m[2]) if not (m[2] or "").lower().startswith("or") else None
+            # "a sleep score of 78 or more": the quantity is named before "of"
+            out.append(Condition(op, _num(m[1]), unit, m[0], _context(q, m.start())))
     # a shorter comparator inside a longer one ("over" in "no more than") is dropped
     out.sort(key=lambda c: -len(c.phrase))
     kept: list[Condition] = []
@@ -134,6 +201,84 @@ def _top_n(q: str) -> int:
     if m:
         return max(1, min(10, int(_num(m[1] or m[2]))))
     return 1
+
+
+_HOW_STOP = frozenset("did do does have has had was were is are i we my our you it the a an of in on at during "
+                      "for from to with since after before between over than that which".split())
+_COMPARE_WORDS = (r"\b(?:higher or lower|lower or higher|more or less|less or more|better or worse|"
+                  r"up or down|down or up|increase(?:d)? or decrease(?:d)?|decrease(?:d)? or increase(?:d)?|"
+                  r"go(?:ne)?|went|compared?(?: with| to)?|than|versus|vs\.?|was|were|did|my|the|from|to|and|"
+                  r"between|in|during)\b")
+
+
+_VERBISH = frozenset("went goes got came ran rode took made spent slept won lost beat played beyond above below over "
+                     "under more less than".split())
+
+
+_VERSUS = re.compile(r"\b(?:did|do|have|has|had|was|were)\s+(?:i|we)\s+\w+\s+(?P<cmp>more|fewer|less)\s+"
+                     r"(?P<noun>[a-z]+(?:\s+[a-z]+)?)\s+(?:(?:at|in|on|from)\s+[a-z]+\s+)?than\s+"
+                     r"(?P<other>[A-Z][\w'-]+)", re.IGNORECASE)
+
+
+def _how_many_noun(low: str) -> str | None:
+    """The counted noun: 'how many bike rides did I' -> 'rides', 'how many of my runs' -> 'runs',
+    'how many sleep logs do I have' -> 'logs', 'how many hours' -> 'hours'."""
+    m = re.search(r"\bhow\s+many\s+(?:of\s+(?:my|our|the)\s+)?(.*)", low)
+    if not m:
+        return None
+    words = []
+    for w in re.findall(r"[a-z%]+", m[1]):
+        if w in _HOW_STOP or w in _VERBISH or (words and w.endswith("ed")):
+            break
+        words.append(w)
+        if len(words) == 3:
+            break
+    return words[-1] if words else None
+
+
+def _comparison(q: str, now, first) -> tuple[TimeRange, TimeRange, tuple[str, ...]] | None:
+    """Two periods compared: 'higher or lower in March than in January', 'compared with January, ...
+    in March', 'go up or down from February to March'. Returns (baseline, target, phrases): the
+    baseline is the period after than/compared with/from/between, else the earlier one."""
+    low = q.lower()
+    if not re.search(r"\b(?:higher or lower|lower or higher|more or less|better or worse|up or down|"
+                     r"increase(?:d)? or decrease(?:d)?|compared?\s+(?:with|to)|than|versus|vs)\b", low):
+        return None
+    from .dates import _DAY_OR_MONTH_RE, _day_or_month  # one parser for both periods
+
+    m = re.search(r"\b(?:from|between)\s+(" + _DAY_OR_MONTH_RE + r")\s+(?:and|to|until|till|through|-)\s+("
+                  + _DAY_OR_MONTH_RE + r")", low)
+    if m:
+        a, b = _day_or_month(m[1], _d(now)), _day_or_month(m[2], _d(now))
+        if a and b and a[0] != b[0]:
+            ra = TimeRange(a[0], a[1], m[1], m[1])
+            rb = TimeRange(b[0], b[1], m[2], m[2])
+            return ra, rb, (m[0],)
+    first_r = find_time_range(q, now, first)
+    if first_r is None:
+        return None
+    rest = _remove(q, first_r.phrase)
+    second_r = find_time_range(rest, now, first)
+    if second_r is None or (second_r.start, second_r.end) == (first_r.start, first_r.end):
+        return None
+    def marked(r: TimeRange) -> bool:
+        i = low.find(r.phrase.lower())
+        if i < 0:
+            return False
+        # the words before the period's name, the phrase's own preposition included ("compared with March")
+        before = (low[max(0, i - 30):i] + low[i:i + len(r.phrase)]).rsplit(" ", 1)[0] + " "
+        return bool(re.search(r"\b(?:than|compared?\s+(?:with|to)|versus|vs\.?)\s*(?:in|to|with|during)?\s*$", before))
+    if marked(first_r) and not marked(second_r):
+        base, tgt = first_r, second_r
+    elif marked(second_r) and not marked(first_r):
+        base, tgt = second_r, first_r
+    else:
+        base, tgt = (first_r, second_r) if first_r.start <= second_r.start else (second_r, first_r)
+    return base, tgt, (first_r.phrase, second_r.phrase)
+
+
+def _d(x):
+    return x.date() if isinstance(x, datetime) else x
 
 
 def _remove(text: str, phrase: str) -> str:
@@ -163,12 +308,34 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
         return " ".join(t.split())
 
     hm = re.search(r"\bhow\s+(many|much)\s+(\w+)?", low)
-    how_noun = hm[2] if hm and hm[2] else None
+    how_noun = _how_many_noun(low) if hm and hm[1] == "many" else (hm[2] if hm and hm[2] else None)
+    if hm and hm[1] == "much" and how_noun in _HOW_STOP:
+        how_noun = None
+    vs = _VERSUS.search(rest)
+    if vs:
+        # "did I score more points than Leo": the user's total against another party's
+        return Analysis(kind="versus", op="sum", target_text=vs["noun"].lower(), how_many_noun=how_noun,
+                        other=vs["other"], more=vs["cmp"].lower() == "more", **common)
+    compare = _comparison(q, now, first)
+    if compare is not None:
+        base, tgt, phrases = compare
+        t = low
+        for ph in phrases:
+            t = t.replace(ph.lower(), " ")
+        t = re.sub(_COMPARE_WORDS, " ", t)
+        common_c = dict(common, time_range=tgt)
+        return Analysis(kind="compare", op="avg", target_text=" ".join(t.split()), how_many_noun=how_noun,
+                        baseline=base, **{k: v for k, v in common_c.items()})
+    if conditions and re.search(r"^\s*(?:did|have|has|had|was|were|is|are|do|does)\b", qlow) and \
+            re.search(r"\bever\b|\bany\b|\bat all\b", qlow):
+        # "Did my time in range ever drop below 55%?": a yes/no about matching rows, not a trend
+        return Analysis(kind="yesno", target_text=low, how_many_noun=how_noun, **common)
     if re.search(r"\bhow\s+(?:many\s+times|often)\b|\bnumber\s+of\s+(?:times|days|nights|sessions|entries|records)\b"
                  r"|\bcount\b", low):
         return Analysis(kind="count", op="count", target_text=target(r"\bhow\s+many\s+times\b", r"\bhow often\b"),
                         how_many_noun=how_noun, **common)
-    sup_text = re.sub(r"\bmost\s+(?:recent(?:ly)?|often|likely|frequently)\b|\bat (?:least|most)\b", " ", low)
+    sup_text = re.sub(r"\bmost\s+(?:recent(?:ly)?|often|likely|frequently)\b|\bat (?:least|most)\b|"
+                      r"\b(?:came|come|comes|coming)\s+out\s+on\s+top\b|\bon top of\b", " ", low)
     sup_desc = [w for w in _SUPER_DESC if re.search(r"\b" + w + r"\b", sup_text)]
     sup_asc = [w for w in _SUPER_ASC if re.search(r"\b" + w + r"\b", sup_text)]
     if sup_desc or sup_asc:
@@ -176,6 +343,9 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
             "desc" if sup_text.find(sup_desc[0]) < sup_text.find(sup_asc[0]) else "asc")
         # "longest" still says which quantity (long -> duration); "highest" says nothing
         text = low
+        # "which night did I sleep the least": most/least after a verb, with no noun, asks for an amount
+        text = re.sub(r"\b(?:the\s+)?(?:most|least)\s*(?=$|[?.!,]|\b(?:in|on|during|last|this|over|since)\b)",
+                      " much ", text)
         for w in sup_desc + sup_asc:
             text = re.sub(r"\b" + w + r"\b", SUPERLATIVE_BASE.get(w, " "), text)
         return Analysis(kind="extreme", order=order, top_n=_top_n(low), target_text=" ".join(text.split()),
@@ -202,6 +372,8 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
     if asks_date and re.match(r"\s*when\b", qlow) and not conditions:
         return Analysis(kind="when", target_text=low, **common)
     if re.search(r"\bhow\s+(?:long|much|far|many|heavy|fast|high|low)\b|\bwhat\s+(?:was|is|were)\s+(?:my|the|our)\b"
-                 r"|\bhow\s+\w+\s+(?:was|were|did)\b", low) or conditions:
+                 r"|\bhow\s+\w+\s+(?:was|were|did)\b"
+                 r"|^\s*(?:what|which)\s+(?:\w+\s+){1,3}(?:did|do|does|was|were|is|had)\s+(?:i|we|my|our)\b", low) \
+            or conditions:
         return Analysis(kind="value", op=None, target_text=low, how_many_noun=how_noun, **common)
     return Analysis(kind="retrieval", target_text=low, **common)

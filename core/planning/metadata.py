@@ -47,6 +47,7 @@ class ColumnMeta:
     description: str = ""
     samples: tuple[str, ...] = ()
     categories: tuple[str, ...] = ()  # every distinct value, for small categorical text columns
+    category_counts: tuple[int, ...] = ()  # rows holding each category (same order)
     base: bool = False  # source / round_order / time / captions
 
     def text(self) -> str:
@@ -155,16 +156,19 @@ def load_catalog(con: duckdb.DuckDBPyConnection, samples: int = 3) -> dict[str, 
             cident = '"' + cname.replace('"', '""') + '"'
             sample_vals: tuple[str, ...] = ()
             cats: tuple[str, ...] = ()
+            counts: tuple[int, ...] = ()
             if cname not in ("source", "round_order", "captions"):
                 vals = con.execute(
-                    f"SELECT DISTINCT {cident} FROM {ident} WHERE {cident} IS NOT NULL LIMIT {CATEGORY_LIMIT + 1}"
+                    f"SELECT {cident}, count(*) FROM {ident} WHERE {cident} IS NOT NULL GROUP BY {cident} "
+                    f"ORDER BY count(*) DESC, {cident} LIMIT {CATEGORY_LIMIT + 1}"
                 ).fetchall()
                 sample_vals = tuple(_show(v[0]) for v in vals[:samples])
                 if dtype == "VARCHAR" and cname not in BASE_COLUMNS and len(vals) <= CATEGORY_LIMIT:
                     cats = tuple(str(v[0]) for v in vals)
+                    counts = tuple(int(v[1]) for v in vals)
             cols.append(ColumnMeta(
                 name=cname, dtype=dtype, unit=d.get("unit") or None, description=d.get("description") or "",
-                samples=sample_vals, categories=cats, base=cname in BASE_COLUMNS))
+                samples=sample_vals, categories=cats, category_counts=counts, base=cname in BASE_COLUMNS))
         out[name] = TableMeta(table_name=name, description=desc or "", columns=tuple(cols), n_rows=int(n_rows),
                               schema_id=sid)
     return out

@@ -21,9 +21,12 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..config import Config
-from .columns import SCAFFOLD, ColumnChoice, match_categories, match_columns, unit_tokens
+from .columns import (
+    SCAFFOLD, ColumnChoice, _canon_tokens, asked_dimensions, convert, expand, match_categories, match_columns, question_words, unit_dimension,
+    unit_info, unit_tokens,
+)
 from .context import PlanningContext
-from .intent import Analysis, Condition, analyze
+from .intent import _FIRST, _LATEST, Analysis, Condition, analyze
 from .metadata import TableMeta
 from .scoring import stem, tokens
 from .tools import ANALYTIC_TOOLS, ToolResult
@@ -60,6 +63,8 @@ class Decision:
     choices: tuple[ColumnChoice, ...] = ()
     notes: tuple[str, ...] = ()
     retrieval: str | None = None  # "semantic" | "locate" when the plan retrieves instead
+    expr: str | None = None  # target expression when the column is converted ("sleep_duration / 60")
+    sides: tuple[dict, ...] = ()  # kind "versus": the user's filter, then the other party's
 
 
 def event_supported(unit_text: str, score: float | None, event_text: str) -> bool:
@@ -69,6 +74,28 @@ def event_supported(unit_text: str, score: float | None, event_text: str) -> boo
         return True
     have = set(tokens(unit_text))
     return len(want & have) / len(want) >= EVENT_MIN_OVERLAP or (score or 0.0) >= EVENT_MIN_SCORE
+
+
+EVENT_CANDIDATES = 3  # events EventLocate returns for a progressive plan
+
+
+def _event_part(text: str) -> str:
+    """The located round itself, without the [before]/[after] context EventLocate adds."""
+    m = re.search(r"\[event\]\s*(.*?)(?:\n\[after\]|$)", text, flags=re.S)
+    return m[1] if m else text
+
+
+def best_event(units: Sequence, event_text: str, records: frozenset[str] | set[str] = frozenset()):
+    """The located event that shares most of the clause's words; on a tie a one-off round before a
+    recurring record (a row of an analytic table: "Bike ride today" vs "I bought a road bike"),
+    then the highest score."""
+    want = set(tokens(event_text))
+
+    def key(u):
+        have = set(tokens(_event_part(u.text)))
+        rid = dict(u.data).get("round_id") if u.data else None
+        return (len(want & have) / len(want) if want else 0.0, rid not in records, u.score or 0.0)
+    return max(units, key=key)
 
 
 def _as_date(value) -> date | None:
@@ -101,17 +128,102 @@ def event_range(relation: str, d: date, now: date, first: date | None) -> tuple[
     return d, d
 
 
+DISTANCE_ACTIVITIES = frozenset({"run", "ride", "walk", "hike", "swim", "row"})  # canonical forms (extract.normalize)
+_FAST = re.compile(r"\b(fastest|quickest|best|speediest)\b")
+_SLOW = re.compile(r"\b(slowest|worst)\b")
+
+
+def _order_for(a: Analysis, col) -> str:
+    """Rank order for a superlative: 'fastest pace' is the lowest min/km, 'fastest time' the shortest."""
+    dim = unit_dimension(col.unit)
+    q = a.question.lower()
+    if dim == "pace" or (dim == "duration" and re.search(r"\b(fastest|quickest|slowest)\b", q)):
+        if _FAST.search(q) and not _SLOW.search(q):
+            return "asc"
+        if _SLOW.search(q) and not _FAST.search(q):
+            return "desc"
+    return a.order or "desc"
+
+
+def _converted(question: str, col, skip: Sequence[str] = ()) -> str | None:
+    """'how many hours' over a column in minutes -> 'col / 60' (the tool reports the unit as h)."""
+    if col.dtype != "DOUBLE" or not col.unit:
+        return None
+    q = question
+    for ph in skip:  # units inside conditions ("under 7 hours") say nothing about the answer's unit
+        q = q.replace(ph, " ")
+    cdim = unit_dimension(col.unit)
+    for w in question_words(q):
+        if w in ("h", "m", "s", "g", "l", "x", "min", "max", "mi"):
+            continue
+        info = unit_info(w)
+        if info is None or info.dimension != cdim:
+            continue
+        k = convert(1.0, col.unit, w)
+        if k is None or abs(k - 1.0) < 1e-9:
+            return None
+        inv = 1.0 / k
+        if abs(inv - round(inv)) < 1e-9:
+            return f"{col.name} / {int(round(inv))}"
+        return f"{col.name} * {k:.6g}"
+    return None
+
+
+def _sides(tables: Sequence[TableMeta], table: str, other: str | None) -> tuple[dict, dict] | None:
+    """Filters for 'me' and for `other` on the text column of `table` that holds both (winner: I, Leo)."""
+    from .columns import _value_canon
+
+    if not other:
+        return None
+    want_other = _value_canon(other)
+    for t in tables:
+        if t.table_name != table:
+            continue
+        for c in t.attribute_columns():
+            if not c.categories:
+                continue
+            mine = [v for v in c.categories if _value_canon(v) == "me"]
+            theirs = [v for v in c.categories if _value_canon(v) == want_other]
+            if mine and theirs:
+                def f(vals):
+                    return {"column": c.name, "op": "=", "value": vals[0]} if len(vals) == 1 else \
+                        {"column": c.name, "op": "in", "value": vals}
+                return f(mine), f(theirs)
+    return None
+
+
+def _average_in_name(question: str, tables: Sequence[TableMeta]) -> str | None:
+    """The question without its "average" when that word only belongs to a column's name
+    ("my average glucose on the latest dashboard") and another operator word is present; else None."""
+    low = question.lower()
+    if not (re.search(_LATEST, low) or re.search(_FIRST, low)):
+        return None
+    seq = question_words(low)
+    for t in tables:
+        for c in t.attribute_columns():
+            parts = c.name.lower().split("_")
+            if len(parts) >= 2 and parts[0] in ("average", "avg", "mean"):
+                rest = [stem(p) for p in parts[1:]]
+                for i in range(len(seq) - len(rest)):
+                    if seq[i] in ("average", "avg", "mean") and seq[i + 1:i + 1 + len(rest)] == rest:
+                        return re.sub(r"\b(?:average|avg|mean)\s+(?=" + re.escape(parts[1]) + ")", "", question,
+                                      count=1, flags=re.IGNORECASE)
+    return None
+
+
 class RulePlanner:
     """Deterministic planner; `embed`/`encode_query` give metadata and question embeddings."""
 
     name = "rules"
 
     def __init__(self, config: Config, embed: Callable[[list[str]], np.ndarray],
-                 encode_query: Callable[[str], np.ndarray], catalog: Callable[[], dict[str, TableMeta]]):
+                 encode_query: Callable[[str], np.ndarray], catalog: Callable[[], dict[str, TableMeta]],
+                 record_rounds: Callable[[], frozenset[str]] | None = None):
         self.config = config
         self.embed = embed
         self.encode_query = encode_query
         self.catalog = catalog
+        self.record_rounds = record_rounds  # rounds that are rows of analytic tables (for locating events)
 
     # ------------------------------------------------------------------ outline
     def outline(self, question: str, context: PlanningContext, tools: Sequence[str],
@@ -122,12 +234,24 @@ class RulePlanner:
         analytic = [t for t in tools if t in ANALYTIC_TOOLS]
         cat = catalog if catalog is not None else self.catalog()
         tables = [cat[n] for n in context.tables if n in cat] if analytic else []
+        named = _average_in_name(question, tables) if a.kind == "aggregate" and a.op == "avg" else None
+        if named is not None:
+            # "my average glucose on the latest dashboard": "average" is part of a column's name
+            a2 = analyze(named, now, first)
+            a = Analysis(**{**a.__dict__, "kind": a2.kind, "op": a2.op, "order": a2.order,
+                            "target_text": a.target_text if a2.kind == "aggregate" else a2.target_text})
         d = self._decide(a, tables, context) if tables and a.kind != "retrieval" else Decision(
             a, notes=("no analytic tables available",) if not tables else ())
         steps: list[PlanStep] = []
         if a.event and "EventLocate" in tools and (d.tool or a.kind != "when"):
             steps.append(PlanStep(f"locate when: {a.event.text}", "EventLocate"))
-        if d.tool:
+        if d.tool and a.kind == "versus" and len(d.sides) == 2:
+            steps.append(PlanStep(f"compute {d.op} of {d.column} in {d.table} for me", d.tool))
+            steps.append(PlanStep(f"compute {d.op} of {d.column} in {d.table} for {a.other}", d.tool))
+        elif d.tool and a.kind == "compare":
+            steps.append(PlanStep(f"compute {d.op} of {d.column} in {d.table} for {a.baseline.label}", d.tool))
+            steps.append(PlanStep(f"compute {d.op} of {d.column} in {d.table} for {a.time_range.label}", d.tool))
+        elif d.tool:
             steps.append(PlanStep(self._goal(d), d.tool))
         elif a.kind == "when" and "EventLocate" in tools:
             steps.append(PlanStep("locate the event the question asks about", "EventLocate"))
@@ -163,22 +287,39 @@ class RulePlanner:
         for c in a.conditions:
             choice = self._condition_column(c, tables, prior)
             if choice is not None:
-                out.append((choice.table, {"column": choice.column, "op": c.op, "value": c.number}))
+                col = next(col for t in tables if t.table_name == choice.table for col in t.columns
+                           if col.name == choice.column)
+                # "under 7 hours" on a column in minutes: the value in the column's unit
+                value = convert(c.number, c.unit, col.unit) if c.unit and col.unit else None
+                out.append((choice.table, {"column": choice.column, "op": c.op,
+                                           "value": round(value, 6) if value is not None else c.number}))
         return out
 
     def _condition_column(self, c: Condition, tables: list[TableMeta], prior: dict) -> ColumnChoice | None:
+        dim = unit_dimension(c.unit)
         if c.unit:
             u = stem(c.unit.lower())
-            by_unit = [(t, col) for t in tables for col in t.attribute_columns()
-                       if col.dtype == "DOUBLE" and (u in unit_tokens(col.unit) or u in set(tokens(col.name)))]
+            if dim is not None:
+                # the unit's dimension names the column: km -> distance (not pace in min/km), hours -> duration
+                by_unit = [(t, col) for t in tables for col in t.attribute_columns()
+                           if col.dtype == "DOUBLE" and unit_dimension(col.unit) == dim]
+            else:
+                by_unit = []
+            if not by_unit:
+                by_unit = [(t, col) for t in tables for col in t.attribute_columns()
+                           if col.dtype == "DOUBLE" and (u in unit_tokens(col.unit) or u in set(tokens(col.name)))]
             if len(by_unit) == 1:
                 t, col = by_unit[0]
                 return ColumnChoice(t.table_name, col.name, 1.0, 1.0, 1.0, 1, True)
             if by_unit:
                 names = {(t.table_name, col.name) for t, col in by_unit}
-                ranked = [ch for ch in match_columns(f"{c.context} {c.unit}", tables, self.embed, self.encode_query,
-                                                     self.config.lambda_meta, table_prior=prior) if
-                          (ch.table, ch.column) in names]
+                # among columns of the unit's dimension the words before the comparator decide (not the
+                # unit again: "less than 390 minutes" says nothing about which duration); the dimension
+                # names its columns by itself ("sleep under 7 hours" -> sleep_duration, not deep_sleep)
+                ranked = [ch for ch in match_columns(c.context if dim else f"{c.context} {c.unit}", tables,
+                                                     self.embed, self.encode_query, self.config.lambda_meta,
+                                                     table_prior=prior, dimension=dim)
+                          if (ch.table, ch.column) in names]
                 return ranked[0] if ranked else None
         ranked = match_columns(f"{c.context} {c.unit or ''}", tables, self.embed, self.encode_query,
                                self.config.lambda_meta, table_prior=prior)
@@ -190,24 +331,48 @@ class RulePlanner:
         cond = self._condition_filters(a, tables, prior)
         if len(cond) < len(a.conditions):
             notes.append("a numeric condition matched no column")
-        cats = match_categories(a.target_text, tables)
-        cat_filters = [(m.table, {"column": m.column, "op": "=", "value": m.value}) for m in cats]
+        cats = match_categories(a.target_text if a.kind != "compare" else a.question, tables)
+        cat_filters = [(m.table, m.filter()) for m in cats]
         kind = a.kind
         numeric: list[ColumnChoice] = []
         if kind == "how_many":
             noun = stem((a.how_many_noun or "").lower())
+            ndim = unit_dimension(noun) or unit_dimension(a.how_many_noun)
             unitish = any(noun in unit_tokens(c.unit) or noun in set(tokens(c.name))
+                          or (ndim is not None and unit_dimension(c.unit) == ndim)
                           for t in tables for c in t.attribute_columns() if c.dtype == "DOUBLE")
             kind = "value_sum" if unitish else "count"
-        if kind in ("aggregate", "trend", "extreme", "value", "value_sum", "latest", "first"):
+        if kind in ("aggregate", "trend", "extreme", "value", "value_sum", "latest", "first", "compare", "versus"):
             dtypes = {"latest": ("DOUBLE", "VARCHAR", "DATE", "TIMESTAMP"), "first": ("DOUBLE", "VARCHAR", "DATE", "TIMESTAMP"),
                       "value": ("DOUBLE", "VARCHAR")}.get(kind, ("DOUBLE",))
             text = a.target_text
-            for _, f in cat_filters:  # the category words name the rows, not the measured quantity
-                text = re.sub(r"\b" + re.escape(str(f["value"]).lower()) + r"\w*", " ", text)
+            for m in cats:  # the category words name the rows, not the measured quantity
+                for v in (m.variants or (m.value,)):
+                    text = re.sub(r"\b" + re.escape(str(v).lower()) + r"\w*", " ", text)
+            # a column the conditions filter on is not what is measured ("deep sleep on nights with a
+            # resting heart rate of 60 or more"), unless nothing else fits
+            used = {(t, f["column"]) for t, f in cond}
+            # a long run or ride is a distance; a long night, workout or meeting a time
+            long_means = "distance" if set(_canon_tokens(a.question)) & DISTANCE_ACTIVITIES else "duration"
             numeric = match_columns(text, tables, self.embed, self.encode_query, self.config.lambda_meta,
-                                    dtypes=dtypes, table_prior=prior)
+                                    dtypes=dtypes, table_prior=prior, exclude=used, long_means=long_means)
+            if used and not any(c.supported for c in numeric):
+                numeric = match_columns(text, tables, self.embed, self.encode_query, self.config.lambda_meta,
+                                        dtypes=dtypes, table_prior=prior, long_means=long_means)
         best = next((c for c in numeric if c.supported), None)
+        if kind == "extreme" and re.search(r"\b(?:the\s+)?most(?:\s+(?:often|common(?:ly)?|frequent(?:ly)?))?\b|"
+                                           r"\bfavou?rite\b", a.question.lower()):
+            # "what colour did I play the most": the most frequent value of a text column
+            texts = match_columns(a.target_text, tables, self.embed, self.encode_query, self.config.lambda_meta,
+                                  dtypes=("VARCHAR",), table_prior=prior)
+            first_person = bool(re.search(r"\b(?:i|my|me)\b", a.question.lower()))
+            texts = sorted(texts, key=lambda c: -(c.score + (0.1 if first_person and "my" in c.column.split("_")
+                                                              else 0.0)))
+            top = next((c for c in texts if c.supported), None)
+            if top is not None and (best is None or top.overlap > best.overlap):
+                filters = tuple(f for t, f in cond + cat_filters if t == top.table)
+                return Decision(a, "Compute", top.table, top.column, op="mode", filters=filters,
+                                choices=tuple(texts[:5]), notes=tuple(notes))
         if kind in ("latest", "first") and best is None and (cat_filters or cond) and a.asks_date:
             table = (cat_filters or cond)[0][0]
             filters = tuple(f for t, f in cat_filters + cond if t == table)
@@ -220,7 +385,7 @@ class RulePlanner:
             else:
                 # what is counted names the table: its words against each table's name, description, columns
                 noun_text = " ".join(filter(None, [a.how_many_noun, a.target_text]))
-                qt = set(tokens(noun_text)) - SCAFFOLD
+                qt = expand(sorted(set(tokens(noun_text)) - SCAFFOLD))
                 noun = stem((a.how_many_noun or "").lower())
                 best_key = None
                 for t in tables:
@@ -248,15 +413,28 @@ class RulePlanner:
         dropped = [f for t, f in cond + cat_filters if t != table]
         if dropped:
             notes.append(f"{len(dropped)} filter(s) on other tables ignored")
-        common = dict(table=table, column=column, filters=filters, choices=tuple(numeric[:5]), notes=tuple(notes))
+        colmeta = next(c for t in tables if t.table_name == table for c in t.columns if c.name == column)
+        expr = _converted(a.question, colmeta, [c.phrase for c in a.conditions])
+        if expr:
+            notes.append(f"{column} ({colmeta.unit}) converted to the unit asked: {expr}")
+        common = dict(table=table, column=column, filters=filters, choices=tuple(numeric[:5]), notes=tuple(notes),
+                      expr=expr)
         single_day = (a.time_range is not None and a.time_range.days() == 1) or (
             a.event is not None and a.event.relation.startswith("day"))
         if kind == "aggregate":
             return Decision(a, "Compute", op=a.op, **common)
         if kind == "trend":
             return Decision(a, "Compute", op="change", **common)
+        if kind == "compare":
+            return Decision(a, "Compute", op="avg", **common)
+        if kind == "versus":
+            sides = _sides(tables, table, a.other)
+            if not sides:
+                return Decision(a, notes=tuple(notes + [f"no text column of {table} holds both me and {a.other}"]))
+            common["filters"] = tuple(f for f in filters if f["column"] != sides[0]["column"])
+            return Decision(a, "Compute", op="sum", sides=sides, **common)
         if kind == "extreme":
-            return Decision(a, "Rank", order=a.order, budget=a.top_n, **common)
+            return Decision(a, "Rank", order=_order_for(a, colmeta), budget=a.top_n, **common)
         if kind in ("latest", "first"):
             return Decision(a, "Compute", op=a.op, **common)
         additive = kind == "value_sum" or bool(re.search(r"\bhow\s+(?:much|far|many)\b|\btotal\b", a.target_text))
@@ -270,6 +448,10 @@ class RulePlanner:
             return Decision(a, "Compute", op="sum" if additive else "avg", **common)
         if scoped:
             return Decision(a, "Compute", op="sum" if additive else "avg", **common)
+        if cond and kind == "value":
+            # "how much deep sleep did I get on nights with a score under 60": over the matching rows
+            total = bool(re.search(r"\b(?:total|in all|altogether|combined)\b", a.question.lower()))
+            return Decision(a, "Compute", op="sum" if total else "avg", **common)
         if filters and kind == "value":
             return Decision(a, "Filter", **common)
         return Decision(a, "Compute", op="sum" if kind == "value_sum" else "latest", **common)
@@ -287,7 +469,9 @@ class RulePlanner:
                 query = a.event.text if a.event else re.sub(r"^\s*when\s+(?:did|was|were|is|do|does)\s+", "",
                                                             question, flags=re.IGNORECASE)
                 return Instantiation({"query_content": query, "result_budget": min(5, budget_left)})
-            return Instantiation({"query_content": a.event.text, "result_budget": 1})
+            # a few candidates: a recurring record that mentions the same thing ("Bike ride today") may
+            # outscore the one-off event ("I finally bought a road bike") by a hair; the next step picks
+            return Instantiation({"query_content": a.event.text, "result_budget": min(EVENT_CANDIDATES, budget_left)})
         if step.tool == "SemanticMatch":
             return Instantiation({"query_content": question, "retrieval_scope": "event",
                                   "result_budget": budget_left})
@@ -303,7 +487,7 @@ class RulePlanner:
                 prev = results[0] if results else None
                 if prev is None or not prev.units:
                     return Instantiation(None, ("the event was not found; nothing to compute",))
-                u = prev.units[0]
+                u = best_event(prev.units, a.event.text, self.record_rounds() if self.record_rounds else frozenset())
                 if not event_supported(u.text, u.score, a.event.text):
                     return Instantiation(None, (f"the best event ({u.rounds[0] if u.rounds else u.unit_id}) does not "
                                                 f"match {a.event.text!r}; nothing to compute",))
@@ -314,15 +498,21 @@ class RulePlanner:
                 filters.append({"column": "time", "op": "between", "value": [lo.isoformat(), hi.isoformat()]})
                 notes.append(f"time constraint from step 1: {lo.isoformat()}..{hi.isoformat()} "
                              f"({a.event.relation} of event {u.rounds[0] if u.rounds else u.unit_id})")
+        elif a.kind == "compare" and a.baseline is not None:
+            r = a.baseline if index == 0 else a.time_range
+            filters.append({"column": "time", "op": "between", "value": [r.start.isoformat(), r.end.isoformat()]})
         elif a.time_range is not None:
             filters.append({"column": "time", "op": "between",
                             "value": [a.time_range.start.isoformat(), a.time_range.end.isoformat()]})
+        if a.kind == "versus" and len(d.sides) == 2:
+            filters.append(dict(d.sides[min(index, 1)]))
         args: dict = {"table": d.table}
+        target = d.expr if d.expr and d.op not in ("count",) else d.column
         if step.tool == "Compute":
-            args.update({"target_column_expression": d.column or "*", "operator": d.op or "latest",
+            args.update({"target_column_expression": target or "*", "operator": d.op or "latest",
                          "optional_column_filters": filters})
         elif step.tool == "Rank":
-            args.update({"target_column_expression": d.column, "order": d.order or "desc",
+            args.update({"target_column_expression": target, "order": d.order or "desc",
                          "optional_column_filters": filters, "result_budget": min(d.budget or 1, budget_left)})
         elif step.tool == "Filter":
             if not filters:
@@ -332,3 +522,68 @@ class RulePlanner:
             args.update({"key_values": {f["column"]: f["value"] for f in filters if f["op"] == "="},
                          "result_budget": budget_left})
         return Instantiation(args, tuple(notes))
+
+
+# ---------------------------------------------------------------------- composite answers
+def compose_answer(plan: Plan, records: Sequence) -> "Answer | None":
+    """Answers that need more than one step's result or a yes/no reading of rows, which the
+    per-step answerer does not give: a comparison of two periods ("higher or lower in March than in
+    January" -> "Higher: 7.4 h on average in March 2026 vs 6.9 h in January 2026") and a yes/no over
+    matching rows ("Did X ever drop below Y?" -> "No, never: 0 of the rows match ..."). None when
+    the plan is not one of these or its steps did not run."""
+    from .answer import fmt_num, scope_text
+    from .trace import Answer
+
+    d = plan.payload
+    if not isinstance(d, Decision):
+        return None
+    a = d.analysis
+    ok = [r for r in records if r.status == "ok" and r.tool in ANALYTIC_TOOLS]
+    ids = tuple(u.unit_id for r in ok for u in r.units)
+    rounds = tuple(dict.fromkeys(x for r in ok for u in r.units for x in u.rounds))
+    if a.kind == "compare" and d.tool == "Compute":
+        comp = [r for r in ok if r.tool == "Compute" and isinstance(r.value, dict)]
+        if len(comp) != 2 or a.baseline is None:
+            return None
+        vb, vt = comp[0].value.get("value"), comp[1].value.get("value")
+        if not isinstance(vb, (int, float)) or not isinstance(vt, (int, float)):
+            return None
+        unit = comp[1].value.get("unit") or ""
+        unit = f" {unit}" if unit else ""
+        updown = bool(re.search(r"\b(?:up|down|increas\w*|decreas\w*|rise|rose|fall|fell|drop\w*)\b", a.question.lower()))
+        if vt > vb:
+            word = "went up" if updown else "higher"
+        elif vt < vb:
+            word = "went down" if updown else "lower"
+        else:
+            word = "stayed the same" if updown else "the same"
+        text = (f"{word[0].upper() + word[1:]}: {fmt_num(vt)}{unit} on average {a.time_range.label} "
+                f"(n={comp[1].value.get('n_rows', 0)}) vs {fmt_num(vb)}{unit} {a.baseline.label} "
+                f"(n={comp[0].value.get('n_rows', 0)})")
+        return Answer(text, "computed", 1.0, ids, rounds)
+    if a.kind == "versus" and len(d.sides) == 2:
+        comp = [r for r in ok if r.tool == "Compute" and isinstance(r.value, dict)]
+        if len(comp) != 2:
+            return None
+        mine, theirs = (c.value.get("value") or 0 for c in comp)
+        unit = comp[0].value.get("unit") or ""
+        unit = f" {unit}" if unit else ""
+        yes = mine > theirs if a.more else mine < theirs
+        scope = a.time_range.label if a.time_range else ""
+        text = (f"{'Yes' if yes else 'No'}: you {fmt_num(mine)}{unit}, {a.other} {fmt_num(theirs)}{unit}"
+                f"{' ' + scope if scope else ''}.")
+        return Answer(text, "computed", 1.0, ids, rounds)
+    if a.kind == "yesno" and ok:
+        r = ok[-1]
+        n = r.n_matched if r.tool != "Compute" else int((r.value or {}).get("n_rows", 0) or 0)
+        scope = scope_text(r.args)
+        if n == 0:
+            return Answer(f"No, never: 0 rows match{' (' + scope + ')' if scope else ''}.", "rows", 1.0, ids, rounds)
+        days = []
+        for u in r.units[:5]:
+            if u.time:
+                days.append(str(u.time)[:10])
+        shown = f": {', '.join(days)}" if days else ""
+        more = f" and {n - len(days)} more" if days and n > len(days) else ""
+        return Answer(f"Yes, {n} time{'s' if n != 1 else ''}{shown}{more}.", "rows", 1.0, ids, rounds)
+    return None

@@ -52,19 +52,23 @@ TOOL_DESCRIPTIONS = {
     "Filter": "Selects records of an analytic table satisfying column predicates "
               "(=, !=, <, <=, >, >=, between, in, contains; dates as YYYY-MM-DD on the `time` column).",
     "Compute": "Deterministic computation over a table scope: avg, sum, min, max, count, first, latest "
-               "(by time) or change (last minus first); returns the result and its contributing rows.",
+               "(by time), change (last minus first) or mode (the most frequent value); returns the result and "
+               "its contributing rows.",
     "Rank": "Returns the top (order=desc) or bottom (order=asc) records by a column expression.",
     "SemanticMatch": "Retrieves semantically relevant memory units (events, episodes or topics).",
     "EventLocate": "Locates event occurrences with their surrounding context and time.",
 }
-COMPUTE_OPS = ("avg", "sum", "min", "max", "count", "first", "latest", "change")
+COMPUTE_OPS = ("avg", "sum", "min", "max", "count", "first", "latest", "change", "mode")
 OP_ALIASES = {"average": "avg", "mean": "avg", "total": "sum", "minimum": "min", "maximum": "max",
               "last": "latest", "most_recent": "latest", "earliest": "first", "difference": "change",
-              "delta": "change", "trend": "change", "number": "count"}
+              "delta": "change", "trend": "change", "number": "count", "most_common": "mode",
+              "most_frequent": "mode"}
 ORDER_ALIASES = {"desc": "desc", "descending": "desc", "highest": "desc", "top": "desc", "max": "desc",
                  "largest": "desc", "asc": "asc", "ascending": "asc", "lowest": "asc", "bottom": "asc",
                  "min": "asc", "smallest": "asc"}
 MAX_QUERY_CHARS = 2000
+# the most frequent value; ties go to the value seen first (deterministic, unlike DuckDB's mode())
+MODE_SQL = "(SELECT v FROM s WHERE v IS NOT NULL GROUP BY v ORDER BY count(*) DESC, min(time), v LIMIT 1)"
 MAX_ROUNDS_PER_UNIT = 100
 
 
@@ -411,7 +415,7 @@ class Toolbox:
         order = "ORDER BY time, round_order"
         agg = {"avg": "avg(v)", "sum": "sum(v)", "min": "min(v)", "max": "max(v)", "count": "count(*)",
                "first": f"first(v {order})", "latest": f"last(v {order})",
-               "change": f"last(v {order}) - first(v {order})"}[op]
+               "change": f"last(v {order}) - first(v {order})", "mode": MODE_SQL}[op]
         # first/last values and their rounds need ordered aggregates (a sort); only those operators pay for them
         ends = (f"first(v {order}), last(v {order}), first(source {order}), last(source {order})"
                 if op in ("first", "latest", "change") else "NULL, NULL, NULL, NULL")
@@ -420,7 +424,7 @@ class Toolbox:
         row = self._run(sql, params)[0]
         raw_value, n, first_v, last_v, first_src, last_src, tmin, tmax, n_days = row
         # the contributing rows travel with the one computed unit; for min/max the extreme rows come first
-        extreme = op in ("min", "max") and n and raw_value is not None
+        extreme = op in ("min", "max", "mode") and n and raw_value is not None
         rsql = (f"WITH s AS ({base}) SELECT source, time, v FROM s{cond} "
                 + ("ORDER BY (v = ?) DESC, time, round_order" if extreme else order)
                 + f" LIMIT {MAX_ROUNDS_PER_UNIT}")
@@ -433,8 +437,10 @@ class Toolbox:
                            "first_source": first_src, "last_source": last_src})
         if op == "change" and isinstance(value, (int, float)):
             result["direction"] = "up" if value > 0 else "down" if value < 0 else "unchanged"
-        if extreme and contributing:
+        if extreme and contributing and op != "mode":
             result["at_source"], result["at_time"] = contributing[0][0], jsonable(contributing[0][1])
+        if op == "mode" and n:
+            result["n_mode"] = sum(1 for c in contributing if c[2] == raw_value)
         scope = " and ".join(f.text for f in q.filters) or "all rows"
         shown_value = f"{value:g}" if isinstance(value, float) else str(value)
         text = (f"{op}({e.text}) over {t.table_name} where {scope} = {shown_value}"

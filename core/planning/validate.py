@@ -335,8 +335,31 @@ def compile_expression(raw: object, table: TableMeta, where: str, *, allow_star:
         raise ToolError(f"{where}: the expression uses no column")
     units = {table.column(c).unit for c in used}
     unit = units.pop() if len(units) == 1 and re.fullmatch(r"[^*/]*", text) else None
+    if unit is None and len(used) == 1:
+        unit = _scaled_unit(text, table.column(used[0]).unit)
     shown = " ".join(v if k != "id" else resolve_name(v, table.column_names, where) for k, v in tokens)
     return CompiledExpr(sql, tuple(params), "DOUBLE", tuple(dict.fromkeys(used)), unit, shown)
+
+
+_SCALE_UNITS = ("h", "min", "s", "km", "m", "mi", "kg", "g", "lb")
+
+
+def _scaled_unit(text: str, unit: str | None) -> str | None:
+    """The unit of 'column / 60' or 'column * 0.001' when the factor converts the column's unit into
+    another unit of its dimension (min / 60 -> h, m / 1000 -> km); None otherwise."""
+    m = re.fullmatch(r"\s*[A-Za-z_][A-Za-z0-9_]*\s*([*/])\s*(\d+(?:\.\d+)?)\s*", text)
+    if not m or not unit:
+        return None
+    from .columns import convert
+
+    k = float(m[2]) if m[1] == "*" else 1.0 / float(m[2]) if float(m[2]) else None
+    if k is None:
+        return None
+    for u in _SCALE_UNITS:
+        c = convert(1.0, unit, u)
+        if c is not None and abs(c - k) <= 1e-6 * max(1.0, abs(k)):
+            return u
+    return None
 
 
 def check_int(value: object, where: str, *, default: int | None = None, minimum: int = 1) -> int:

@@ -16,14 +16,13 @@ PORT ?= 8501
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
 
 $(VENV)/.runtime: requirements.txt | $(BIN)/python
-	$(BIN)/pip install -q -r requirements.txt
+	$(BIN)/pip install -qq -r requirements.txt
 	touch $@
 
 $(VENV)/.testdeps: requirements-test.txt requirements-test-llm.txt $(VENV)/.runtime
-	$(BIN)/pip install -q -r requirements-test.txt -r requirements-test-llm.txt
+	$(BIN)/pip install -qq -r requirements-test.txt -r requirements-test-llm.txt
 	touch $@
 
 venv: $(VENV)/.runtime

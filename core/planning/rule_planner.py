@@ -468,7 +468,8 @@ class RulePlanner:
             if d.retrieval == "locate":
                 query = a.event.text if a.event else re.sub(r"^\s*when\s+(?:did|was|were|is|do|does)\s+", "",
                                                             question, flags=re.IGNORECASE)
-                return Instantiation({"query_content": query, "result_budget": min(5, budget_left)})
+                # the whole budget, as the rag baseline gets: each unit is one event with its window
+                return Instantiation({"query_content": query, "result_budget": budget_left})
             # a few candidates: a recurring record that mentions the same thing ("Bike ride today") may
             # outscore the one-off event ("I finally bought a road bike") by a hair; the next step picks
             return Instantiation({"query_content": a.event.text, "result_budget": min(EVENT_CANDIDATES, budget_left)})

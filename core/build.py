@@ -66,7 +66,7 @@ def _noop(stage: str, done: int, total: int) -> None:
 OCR_COMMIT_EVERY = 16
 # Rounds per transaction: a killed build loses at most this many rounds of work, and the rerun
 # redoes them. Committing each round cost ~5 ms of commit and per-round writes.
-ROUNDS_PER_COMMIT = 32
+ROUNDS_PER_COMMIT = 64
 
 
 def run_ocr(store: Store, ocr: OCR, progress: Progress = _noop) -> int:

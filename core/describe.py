@@ -79,7 +79,8 @@ class _Sentence:
 
 def strip_bracket(description: str) -> tuple[str, list[str], list[str]]:
     """Split a description into its sentence part and the names / quantities in its bracket."""
-    m = _BRACKET.search(description or "")
+    # most texts (event texts) end without a bracket: skip the regex, which tries every position
+    m = _BRACKET.search(description) if description and description.rstrip().endswith("]") else None
     if not m:
         return (description or "").strip(), [], []
     names: list[str] = []

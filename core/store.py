@@ -86,6 +86,13 @@ MIGRATIONS: list[tuple[int, str]] = [
         "CREATE TABLE IF NOT EXISTS unit_utility(unit_key VARCHAR PRIMARY KEY, sum DOUBLE, count INTEGER, "
         "updated TIMESTAMP);",
     ),
+    (
+        3,
+        # running sums of each topic's member embeddings (core/hierarchy/topics.py); IF NOT EXISTS as above
+        "CREATE TABLE IF NOT EXISTS topic_sums(topic_id VARCHAR PRIMARY KEY, n_members INTEGER, t_start TIMESTAMP, "
+        "t_end TIMESTAMP, first_order INTEGER, last_order INTEGER, text_sum DOUBLE[], vis_sum DOUBLE[], "
+        "first_text FLOAT[]);",
+    ),
 ]
 
 CHUNK_SIZE = 500  # rows per executemany batch

@@ -62,15 +62,21 @@ class EmbeddingIndex:
 
     def level(self, level: str) -> LevelIndex:
         """The matrices of one level ("event", "episode" or "topic"), loading them if needed."""
-        if level not in LEVELS:
-            raise ValueError(f"unknown hierarchy level {level!r}; expected one of {', '.join(LEVELS)}")
+        return self.levels((level,))[0]
+
+    def levels(self, levels: tuple[str, ...] | list[str]) -> list[LevelIndex]:
+        """The matrices of several levels, checking the table's fingerprint once (it scans the table)."""
+        bad = [lvl for lvl in levels if lvl not in LEVELS]
+        if bad:
+            raise ValueError(f"unknown hierarchy level {bad[0]!r}; expected one of {', '.join(LEVELS)}")
         fp = self._current_fingerprint()
         if fp != self._fingerprint:
             self._levels.clear()
             self._fingerprint = fp
-        if level not in self._levels:
-            self._levels[level] = load_level(self.con, level)
-        return self._levels[level]
+        for level in levels:
+            if level not in self._levels:
+                self._levels[level] = load_level(self.con, level)
+        return [self._levels[level] for level in levels]
 
 
 def load_level(con: duckdb.DuckDBPyConnection, level: str) -> LevelIndex:

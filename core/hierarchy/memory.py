@@ -10,28 +10,48 @@ Construction, one round at a time in round order (`Hierarchy.insert`):
   exceeds θ_epi; otherwise that episode is closed and assigned to its best
   topic among all topics (fused similarity > θ_topic, else it founds a new
   topic), and a new episode is opened with the event;
-- the episode's description is regenerated (LLM when configured, else
-  extractive, core/describe.py) and re-embedded; its visual embedding is the
-  normalized mean of its image-bearing events'. A topic is refreshed the same
-  way from its episodes when one joins.
+- an episode's description is regenerated (LLM when configured, else
+  extractive, core/describe.py) and embedded (eq. 11); its visual embedding is
+  the normalized mean of its image-bearing events'. A topic is refreshed the
+  same way from its episodes when one joins.
+
+What is compared (a deliberate deviation from the paper, for speed; see
+bench/build_bench.py): the paper compares a new event with the embedding of
+the open episode's *re-embedded description*, and a closing episode with each
+topic's description embedding. Here the text side of both comparisons is a
+running centroid: the normalized mean of the open episode's event embeddings,
+and the normalized mean of a topic's member episodes' (description)
+embeddings. Description embeddings are still computed and stored (text_emb)
+for search, but no longer one encoder call per insert: the stored vectors
+follow eq. 11, only the construction decisions use centroids. Visual sides
+are unchanged (they were means already).
+
+Cost: construction reads nothing from the table per insert (the open episode,
+the topic centroids and the topic row stats live in memory, reloaded when
+the open episode's row shows that someone else wrote or a transaction rolled
+back). Inside `batch()` (the build: one per transaction) descriptions are
+computed once per batch and embedded in one encoder call per level; topics
+that gained members and the still-open episode are written with a NULL
+text_emb and described by `finalize()` (or a flush outside a batch), so each
+topic description is embedded once per build. A topic is described from its
+first 8 and latest 24 member descriptions, so its cost does not grow with it.
 
 Choices the paper leaves open:
 
 - A node with a single member takes that member's embeddings, and its
-  description (shortened extractively when longer than 300 characters). So a
-  fresh one-event episode is compared with the next event through the event's
-  own text, not through a lossy summary of it, and opening an episode or
-  founding a topic costs no encoder call. Nodes with several members embed
-  their regenerated description (eq. 11).
+  description (shortened extractively when longer than 300 characters). So
+  opening an episode or founding a topic costs no encoder call.
 - Time gaps are absolute, so a round far *earlier* than the episode (a history
   added out of time order) also starts a new episode.
 - `finalize()` (called by the build after its last round) attaches the open
   episode to its best topic provisionally, so it is visible in the tree and in
   topic search. The next `insert` first undoes that attachment (the topic is
   refreshed from its closed members, or removed when it had no other), and the
-  episode is assigned for good when it closes. Because every refresh is a pure
-  function of a node's members, building in two halves (with finalize and a
-  reopen in between) gives the same hierarchy as building at once.
+  episode is assigned for good when it closes. Because every description,
+  embedding and centroid is a pure function of a node's members (centroids
+  are summed in member order), building in two halves (with finalize and a
+  reopen in between), or with other batch boundaries, gives the same
+  hierarchy as building at once.
 
 Node ids are derived from round ids: event "ev:<round>", episode
 "ep:<its first round>", topic "tp:<first round of its founding episode>".
@@ -41,9 +61,10 @@ All writes happen on the caller's connection inside the caller's transaction.
 from __future__ import annotations
 
 import json
-import math
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from typing import Sequence
+from typing import Iterator, Sequence
 
 import duckdb
 import numpy as np
@@ -56,13 +77,18 @@ from ..model import Round
 from ..protocols import LLM, ImageEncoder, TextEncoder
 from . import nodes
 from .fusion import fused_scores, fused_similarity, mean_direction, normalize
-from .index import EmbeddingIndex, load_level
+from .index import EmbeddingIndex
 from .nodes import LEVELS, NodeRow
+from .topics import TopicTable
 from .views import InsertResult, LocatedEvent, NodeInfo, TreeNode
 
 SCOPES = ("event", "episode", "topic", "all")
 _LLM_INPUT_CHARS = 6000  # member texts sent to the LLM for one description
 _LLM_MAX_CHARS = 600  # a longer LLM description is cut
+# A topic is described from its first and its latest member descriptions only, so the cost of
+# a topic gaining a member does not grow with the topic (the description is <= 300 chars anyway).
+TOPIC_FIRST_MEMBERS = 8
+TOPIC_LATEST_MEMBERS = 24
 
 
 def event_text(round: Round, ocr: dict[str, str] | None = None) -> str:
@@ -105,6 +131,8 @@ class Hierarchy:
         self.llm = llm
         self.fallbacks: list[str] = []  # descriptions that fell back from the LLM to extractive
         self._index = EmbeddingIndex(con)
+        self._state: _State | None = None  # construction state, loaded on the first insert / finalize
+        self._deferred = False  # inside batch()
 
     # ------------------------------------------------------------------ construction
     def insert(
@@ -121,20 +149,23 @@ class Hierarchy:
         batches them); images with bytes but no vector are encoded here, images
         without bytes (LoCoMo) have no visual embedding. text_vector: the
         precomputed embedding of `event_text(round, ocr)`.
+        Outside `batch()` the nodes are written before returning; inside it they
+        are written when the batch ends, and topic_id / new_topic of a closed
+        episode are then None (it is assigned at the end of the batch).
         Idempotent: a round already inserted is skipped (skipped=True).
         Raises ValueError when round_order is not after every inserted round
         (the hierarchy is built in round order) or text_vector has the wrong shape.
         """
+        st = self._ready()
         ev_id = f"ev:{round.round_id}"
-        parent, last, exists = nodes.event_state(self.con, ev_id)
-        if exists:
-            return InsertResult(ev_id, parent or "", False, skipped=True)
-        if last is not None and round_order <= last:
+        if st.last_order is not None and round_order <= st.last_order:
+            parent = self._event_parent(st, ev_id)
+            if parent is not None:
+                return InsertResult(ev_id, parent, False, skipped=True)
             raise ValueError(
                 f"round {round.round_id}: order {round_order} is not after the last inserted round "
-                f"(order {last}); the hierarchy is built in round order"
+                f"(order {st.last_order}); the hierarchy is built in round order"
             )
-        self._index.invalidate()
         text = event_text(round, ocr)
         tvec = self._text_vector(text, text_vector, round.round_id)
         vvec = self._event_visual(round, image_vectors)
@@ -144,30 +175,65 @@ class Hierarchy:
             t_start=t, t_end=t, first_order=round_order, last_order=round_order, n_members=1, closed=True,
             round_id=round.round_id, image_ids=tuple(i.image_id for i in round.images),
         )
-        episode = nodes.open_episode(self.con)
-        if episode is not None and episode.parent_id is not None:
-            self._detach(episode)
+        if st.provisional is not None:
+            self._detach(st)
+        episode = st.open
         similarity = gap_hours = None
-        closed_id = topic_id = None
-        new_topic = False
+        closed_id = None
         if episode is not None:
-            gap_hours = abs((t - episode.t_end).total_seconds()) / 3600.0
-            similarity = self._fused(event, episode)
+            gap_hours = abs((t - episode.node.t_end).total_seconds()) / 3600.0
+            similarity = fused_similarity(tvec, vvec, episode.text_centroid(), episode.vis_centroid(),
+                                          self.config.w_text, self.config.w_visual)
             if not (gap_hours <= self.config.episode_max_gap_hours and similarity > self.config.theta_epi):
-                episode.closed = True
-                topic_id, new_topic = self._assign(episode)
-                closed_id = episode.node_id
+                episode.node.closed = True
+                st.closing.append(episode)
+                st.dirty_episodes[episode.node.node_id] = episode
+                closed_id = episode.node.node_id
                 episode = None
         opened = episode is None
         if opened:
-            episode = NodeRow(node_id=f"ep:{round.round_id}", level="episode", parent_id=None, description="")
-        event.parent_id = episode.node_id
-        nodes.insert(self.con, event)
-        self._refresh(episode, exists=not opened)
+            episode = _Episode(NodeRow(node_id=f"ep:{round.round_id}", level="episode", parent_id=None, description=""))
+            st.open = episode
+        event.parent_id = episode.node.node_id
+        episode.add(event)
+        st.new_events[ev_id] = event
+        st.dirty_episodes[episode.node.node_id] = episode
+        st.last_order = round_order
+        assigned = {} if self._deferred else self._flush(st)
+        topic_id, new_topic = assigned.get(closed_id, (None, False))
         return InsertResult(
-            event_id=ev_id, episode_id=episode.node_id, opened_episode=opened, closed_episode=closed_id,
+            event_id=ev_id, episode_id=episode.node.node_id, opened_episode=opened, closed_episode=closed_id,
             topic_id=topic_id, new_topic=new_topic, similarity=similarity, gap_hours=gap_hours,
         )
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Defer writes and description work of the inserts inside the block to its end.
+
+        The build wraps each transaction's rounds in one batch: the episodes and
+        topics touched are described and embedded once per batch (one encoder
+        call per level) and all rows are written in a few statements. The nodes
+        table is only current after the block; the caller's transaction must
+        still be open when it ends. On an exception nothing is written and the
+        construction state is reloaded from the table on next use.
+        """
+        if self._deferred:
+            raise RuntimeError("Hierarchy.batch() blocks do not nest")
+        st = self._ready()
+        self._deferred = True
+        try:
+            yield
+            self._flush(st, describe_topics=False)
+        except BaseException:
+            self._state = None
+            raise
+        finally:
+            self._deferred = False
+
+    def flush(self) -> None:
+        """Write everything deferred so far, topic descriptions included (also callable inside a batch)."""
+        if self._state is not None:
+            self._flush(self._state)
 
     def finalize(self) -> str | None:
         """Attach the open episode to its best topic provisionally (see the module doc).
@@ -175,14 +241,228 @@ class Hierarchy:
         Returns the topic id, or None when there is no open episode. Calling it
         twice is harmless; the next `insert` undoes the attachment first.
         """
-        episode = nodes.open_episode(self.con)
+        st = self._ready()
+        self._flush(st)
+        episode = st.open
         if episode is None:
             return None
-        if episode.parent_id is not None:
-            return episode.parent_id
+        if st.provisional is not None:
+            return st.provisional
+        topic_id, _ = self._best_topic(st, episode)
+        if topic_id is None:
+            topic_id = "tp:" + episode.node.node_id.split(":", 1)[1]
+        episode.node.parent_id = topic_id
+        nodes.update(self.con, episode.node)
+        self._write_topics(st, [topic_id], extra=episode)
+        st.provisional = topic_id
+        st.check = self._signature(st)
         self._index.invalidate()
-        topic_id, _ = self._assign(episode)
         return topic_id
+
+    # construction state --------------------------------------------------------
+    def _ready(self) -> "_State":
+        """The construction state, loaded from the table when missing or when the table changed under it."""
+        st = self._state
+        if st is not None and (self._deferred or self._stored_signature(st) == st.check):
+            return st
+        self._state = st = _State.load(self.con)
+        st.check = self._signature(st)
+        return st
+
+    @staticmethod
+    def _signature(st: "_State") -> tuple:
+        ep = st.open
+        if ep is None:
+            return (None,)
+        return (ep.node.node_id, len(ep.members), ep.node.last_order, st.provisional)
+
+    def _stored_signature(self, st: "_State") -> tuple:
+        # the open episode changes with every insert and finalize: if its row is what this object
+        # last wrote, nothing was rolled back or written by someone else since
+        if st.open is None:
+            return (None,) if self.con.execute("SELECT count(*) FROM nodes").fetchone()[0] == 0 else ("changed",)
+        row = self.con.execute(
+            "SELECT n_members, last_order, parent_id, closed FROM nodes WHERE node_id = ?", [st.open.node.node_id]
+        ).fetchone()
+        if row is None or row[3]:
+            return ("changed",)
+        return (st.open.node.node_id, row[0], row[1], row[2])
+
+    def _event_parent(self, st: "_State", ev_id: str) -> str | None:
+        if ev_id in st.new_events:
+            return st.new_events[ev_id].parent_id
+        row = self.con.execute("SELECT parent_id FROM nodes WHERE node_id = ?", [ev_id]).fetchone()
+        return None if row is None else (row[0] or "")
+
+    def _detach(self, st: "_State") -> None:
+        """Undo finalize's provisional attachment of the open episode."""
+        topic_id = st.provisional
+        st.provisional = None
+        st.open.node.parent_id = None
+        st.dirty_episodes[st.open.node.node_id] = st.open
+        if topic_id in st.topics.row:
+            st.dirty_topics.add(topic_id)  # rewritten from its closed members
+        else:
+            st.deleted_topics.add(topic_id)
+
+    def _best_topic(self, st: "_State", episode: "_Episode") -> tuple[str | None, float]:
+        best_id, best = st.topics.best(episode.node.text_emb, episode.node.vis_emb,
+                                       self.config.w_text, self.config.w_visual)
+        if best_id is not None and best > self.config.theta_topic:
+            return best_id, best
+        return None, best
+
+    def _flush(self, st: "_State", describe_topics: bool = True) -> dict[str, tuple[str, bool]]:
+        """Describe, assign and write everything pending; returns closed episode id -> (topic, founded).
+
+        describe_topics=False (the end of a batch) writes topics that gained
+        members with their counts, times and visual embedding but without a new
+        description: their text_emb is set NULL, which marks them for the next
+        flush with describe_topics=True (finalize), also after a crash.
+        """
+        if describe_topics and st.open is not None and st.open.described != len(st.open.members):
+            st.dirty_episodes[st.open.node.node_id] = st.open  # it waited since an earlier batch
+        if not (st.new_events or st.dirty_episodes or st.dirty_topics or st.deleted_topics or st.closing
+                or (describe_topics and st.undescribed)):
+            return {}
+        self._index.invalidate()
+        # inside a build the open episode usually grows on: its description waits for it to close
+        # (or for finalize); meanwhile its row has a NULL text_emb, like a waiting topic's
+        wait = None if describe_topics or st.open is None or len(st.open.members) < 2 else st.open
+        self._describe_episodes([e for e in st.dirty_episodes.values()
+                                 if e.described != len(e.members) and e is not wait])
+        if wait is not None and wait.described != len(wait.members):
+            wait.node.text_emb = None
+        assigned: dict[str, tuple[str, bool]] = {}
+        for episode in st.closing:  # in closing order: each one sees the topics the earlier ones made
+            topic_id, _ = self._best_topic(st, episode)
+            founded = topic_id is None
+            if founded:
+                topic_id = "tp:" + episode.node.node_id.split(":", 1)[1]
+            n = episode.node
+            st.topics.add(topic_id, n.text_emb, n.vis_emb, n.t_start, n.t_end, n.first_order, n.last_order)
+            n.parent_id = topic_id
+            st.dirty_topics.add(topic_id)
+            st.deleted_topics.discard(topic_id)
+            assigned[n.node_id] = (topic_id, founded)
+        st.closing = []
+        nodes.insert_many(self.con, list(st.new_events.values()))
+        eps = list(st.dirty_episodes.values())
+        nodes.insert_many(self.con, [e.node for e in eps if not e.stored])
+        nodes.update_many(self.con, [e.node for e in eps if e.stored])
+        for e in eps:
+            e.stored = True
+        gone = st.deleted_topics - st.dirty_topics
+        nodes.delete_many(self.con, sorted(gone))
+        st.stored_topics -= gone
+        st.undescribed -= gone
+        self._write_topics(st, sorted(st.dirty_topics | (st.undescribed if describe_topics else set())),
+                           describe=describe_topics)
+        # topic_sums is written once per build (at finalize): a build killed before leaves it behind the
+        # episodes, which the next load detects, recomputing the sums from the episodes instead
+        st.unsaved_topics |= st.dirty_topics
+        if describe_topics:
+            st.topics.save(self.con, sorted(st.unsaved_topics))
+            st.unsaved_topics.clear()
+        st.new_events.clear()
+        st.dirty_episodes.clear()
+        st.dirty_topics.clear()
+        st.deleted_topics.clear()
+        st.check = self._signature(st)
+        return assigned
+
+    def _describe_episodes(self, episodes: list["_Episode"]) -> None:
+        """Regenerate the description and text embedding of episodes whose members changed (one encoder call)."""
+        multi: list[NodeRow] = []
+        for e in episodes:
+            n = e.node
+            if len(e.members) == 1:
+                only = e.members[0]
+                n.description = only.description if len(only.description) <= MAX_CHARS else describe([only.description])
+                n.text_emb = only.text_emb
+            else:
+                n.description = self._describe("episode", [m.description for m in e.members])
+                multi.append(n)
+            e.described = len(e.members)
+        self._embed(multi)
+
+    def _embed(self, rows: list[NodeRow]) -> None:
+        if rows:
+            vecs = self.text_encoder.encode([r.description for r in rows])
+            for r, v in zip(rows, vecs):
+                r.text_emb = normalize(v)
+
+    def _write_topics(self, st: "_State", topic_ids: list[str], extra: "_Episode | None" = None,
+                      describe: bool = True) -> None:
+        """Recompute topics from their closed members (plus `extra`, the provisionally attached open episode).
+
+        describe=False leaves the description of topics with several members to a later call (see _flush).
+        """
+        if not topic_ids:
+            return
+        texts = self._topic_member_texts(topic_ids)
+        pending: list[NodeRow] = []
+        rows: list[NodeRow] = []
+        multi: list[NodeRow] = []
+        for tid in topic_ids:
+            known = tid in st.topics.row
+            s = st.topics.stats.get(tid)
+            members = texts.get(tid, [])
+            n_members = (s.n_members if known else 0) + (extra is not None)
+            first_text = s.first_text if known else extra.node.text_emb
+            vis_sum = None
+            vis_parts = [v for v in ((st.topics.vis_sum(tid) if known else None),
+                                     None if extra is None or extra.node.vis_emb is None
+                                     else np.asarray(extra.node.vis_emb, np.float32).astype(np.float64)) if v is not None]
+            if vis_parts:
+                vis_sum = vis_parts[0] if len(vis_parts) == 1 else vis_parts[0] + vis_parts[1]
+            times = [(s.t_start, s.t_end, s.first_order, s.last_order)] if known else []
+            if extra is not None:
+                members = members + [extra.node.description]
+                times.append((extra.node.t_start, extra.node.t_end, extra.node.first_order, extra.node.last_order))
+            node = NodeRow(node_id=tid, level="topic", parent_id=None, description="")
+            if n_members == 1:
+                only = members[-1] if members else ""
+                node.description = only if len(only) <= MAX_CHARS else describe([only])
+                node.text_emb = first_text
+            elif describe:
+                node.description = self._describe("topic", _bounded(members))
+                multi.append(node)
+            else:
+                pending.append(node)
+            node.vis_emb = None if vis_sum is None else normalize(vis_sum)
+            node.t_start = min((x[0] for x in times if x[0] is not None), default=None)
+            node.t_end = max((x[1] for x in times if x[1] is not None), default=None)
+            node.first_order = min(x[2] for x in times)
+            node.last_order = max(x[3] for x in times)
+            node.n_members = n_members
+            node.closed = extra is None
+            rows.append(node)
+        self._embed(multi)
+        waiting = {r.node_id for r in pending}
+        ready = [r for r in rows if r.node_id not in waiting]
+        nodes.insert_many(self.con, [r for r in rows if r.node_id not in st.stored_topics])
+        nodes.update_many(self.con, [r for r in ready if r.node_id in st.stored_topics])
+        nodes.update_stats_many(self.con, [r for r in pending if r.node_id in st.stored_topics])
+        st.stored_topics.update(r.node_id for r in rows)
+        st.undescribed.difference_update(r.node_id for r in ready)
+        st.undescribed.update(r.node_id for r in pending)
+
+    def _topic_member_texts(self, topic_ids: list[str]) -> dict[str, list[str]]:
+        """Descriptions of the closed member episodes each topic is described from (the first and latest ones)."""
+        rows = self.con.execute(
+            "SELECT parent_id, description FROM ("
+            " SELECT parent_id, description, first_order, node_id,"
+            "  row_number() OVER (PARTITION BY parent_id ORDER BY first_order, node_id) AS k,"
+            "  count(*) OVER (PARTITION BY parent_id) AS n"
+            " FROM nodes WHERE level = 'episode' AND closed AND parent_id IN (SELECT unnest(?::VARCHAR[])))"
+            " WHERE k <= ? OR k > n - ? ORDER BY parent_id, first_order, node_id",
+            [topic_ids, TOPIC_FIRST_MEMBERS, TOPIC_LATEST_MEMBERS],
+        ).fetchall()
+        out: dict[str, list[str]] = {}
+        for tid, desc in rows:
+            out.setdefault(tid, []).append(desc or "")
+        return out
 
     def _text_vector(self, text: str, given: np.ndarray | None, round_id: str) -> np.ndarray:
         if given is None:
@@ -207,69 +487,6 @@ class Hierarchy:
         if to_encode:
             vectors.extend(self.image_encoder.encode_images(to_encode))
         return mean_direction(vectors)
-
-    def _fused(self, a: NodeRow, b: NodeRow) -> float:
-        return fused_similarity(
-            a.text_emb, a.vis_emb, b.text_emb, b.vis_emb, self.config.w_text, self.config.w_visual
-        )
-
-    def _assign(self, episode: NodeRow) -> tuple[str, bool]:
-        """Put a (closing or provisionally placed) episode under its best topic, or found one."""
-        best_id, best = None, -math.inf
-        topics = load_level(self.con, "topic")
-        if topics.ids:
-            scores = fused_scores(episode.text_emb, episode.vis_emb, topics.text, topics.vis, topics.has_vis,
-                                  self.config.w_text, self.config.w_visual)
-            i = int(np.argmax(scores))  # the first (oldest) topic on a tie
-            best_id, best = topics.ids[i], float(scores[i])
-        if best_id is not None and best > self.config.theta_topic:
-            episode.parent_id = best_id
-            nodes.update(self.con, episode)
-            self._refresh(nodes.load(self.con, best_id), exists=True)
-            return best_id, False
-        topic = NodeRow(node_id="tp:" + episode.node_id.split(":", 1)[1], level="topic", parent_id=None,
-                        description="")
-        episode.parent_id = topic.node_id
-        nodes.update(self.con, episode)
-        self._refresh(topic, exists=False)
-        return topic.node_id, True
-
-    def _detach(self, episode: NodeRow) -> None:
-        """Undo finalize's provisional attachment of the open episode."""
-        topic_id = episode.parent_id
-        episode.parent_id = None
-        nodes.update(self.con, episode)
-        topic = nodes.load(self.con, topic_id)
-        if topic is None:
-            return
-        if nodes.children(self.con, topic_id):
-            self._refresh(topic, exists=True)
-        else:
-            nodes.delete(self.con, topic_id)
-
-    def _refresh(self, node: NodeRow, *, exists: bool) -> None:
-        """Recompute an episode or topic from its members (a pure function of them) and store it."""
-        kids = nodes.children(self.con, node.node_id)
-        if not kids:
-            raise RuntimeError(f"hierarchy node {node.node_id} has no members")
-        if len(kids) == 1:
-            only = kids[0]
-            node.description = (
-                only.description if len(only.description) <= MAX_CHARS else describe([only.description])
-            )
-            node.text_emb = only.text_emb
-        else:
-            node.description = self._describe(node.level, [k.description for k in kids])
-            node.text_emb = normalize(self.text_encoder.encode([node.description])[0])
-        node.vis_emb = mean_direction([k.vis_emb for k in kids if k.vis_emb is not None])
-        node.t_start = min(k.t_start for k in kids if k.t_start is not None)
-        node.t_end = max(k.t_end for k in kids if k.t_end is not None)
-        node.first_order = min(k.first_order for k in kids)
-        node.last_order = max(k.last_order for k in kids)
-        node.n_members = len(kids)
-        if node.level == "topic":
-            node.closed = all(k.closed for k in kids)
-        (nodes.update if exists else nodes.insert)(self.con, node)
 
     def _describe(self, level: str, texts: Sequence[str]) -> str:
         """LLM description of an episode or topic from its members; extractive when no LLM or on failure."""
@@ -368,11 +585,6 @@ class Hierarchy:
             q_vis = normalize(self.image_encoder.encode_text([query])[0])
         return q_text, q_vis
 
-    def _scores(self, level: str, q_text, q_vis) -> tuple[list[str], np.ndarray]:
-        ix = self._index.level(level)
-        s = fused_scores(q_text, q_vis, ix.text, ix.vis, ix.has_vis, self.config.w_text, self.config.w_visual)
-        return ix.ids, s
-
     def search(
         self,
         query: str,
@@ -395,10 +607,10 @@ class Hierarchy:
         levels = LEVELS if scope == "all" else (scope,)
         ids: list[str] = []
         parts: list[np.ndarray] = []
-        for lvl in levels:
-            i, s = self._scores(lvl, q_text, q_vis)
-            ids.extend(i)
-            parts.append(s)
+        for ix in self._index.levels(levels):
+            ids.extend(ix.ids)
+            parts.append(fused_scores(q_text, q_vis, ix.text, ix.vis, ix.has_vis, self.config.w_text,
+                                      self.config.w_visual))
         if not ids:
             return []
         scores = np.concatenate(parts)
@@ -439,6 +651,81 @@ class Hierarchy:
                 context=tuple(ix.ids[lo:hi]),
             ))
         return out
+
+
+def _bounded(texts: list[str]) -> list[str]:
+    if len(texts) <= TOPIC_FIRST_MEMBERS + TOPIC_LATEST_MEMBERS:
+        return texts
+    return texts[:TOPIC_FIRST_MEMBERS] + texts[-TOPIC_LATEST_MEMBERS:]
+
+
+@dataclass
+class _Episode:
+    """An episode under construction: its row, its events, and running sums of their vectors."""
+
+    node: NodeRow
+    members: list[NodeRow] = field(default_factory=list)
+    text_sum: np.ndarray | None = None  # float64 sum of the members' stored float32 text embeddings
+    vis_sum: np.ndarray | None = None
+    stored: bool = False  # its row exists in the table
+    described: int = 0  # number of members when its description and text_emb were computed
+
+    def add(self, event: NodeRow) -> None:
+        n = self.node
+        self.members.append(event)
+        t = np.asarray(event.text_emb, np.float32).astype(np.float64)
+        self.text_sum = t.copy() if self.text_sum is None else self.text_sum + t
+        if event.vis_emb is not None:
+            v = np.asarray(event.vis_emb, np.float32).astype(np.float64)
+            self.vis_sum = v.copy() if self.vis_sum is None else self.vis_sum + v
+        n.vis_emb = None if self.vis_sum is None else normalize(self.vis_sum)
+        n.t_start = event.t_start if n.t_start is None else min(n.t_start, event.t_start)
+        n.t_end = event.t_end if n.t_end is None else max(n.t_end, event.t_end)
+        n.first_order = event.first_order if not self.members[:-1] else min(n.first_order, event.first_order)
+        n.last_order = max(n.last_order, event.last_order)
+        n.n_members = len(self.members)
+
+    def text_centroid(self) -> np.ndarray:
+        return normalize(self.text_sum)
+
+    def vis_centroid(self) -> np.ndarray | None:
+        return None if self.vis_sum is None else normalize(self.vis_sum)
+
+
+@dataclass
+class _State:
+    """What construction needs between inserts, so an insert reads nothing from the table."""
+
+    open: _Episode | None
+    topics: TopicTable
+    stored_topics: set[str]
+    provisional: str | None = None  # topic the open episode is attached to by finalize
+    last_order: int | None = None
+    closing: list[_Episode] = field(default_factory=list)  # closed, assigned to a topic at the next flush
+    new_events: dict[str, NodeRow] = field(default_factory=dict)
+    dirty_episodes: dict[str, _Episode] = field(default_factory=dict)
+    dirty_topics: set[str] = field(default_factory=set)
+    deleted_topics: set[str] = field(default_factory=set)
+    undescribed: set[str] = field(default_factory=set)  # topics stored with a stale description, text_emb NULL
+    unsaved_topics: set[str] = field(default_factory=set)  # topics whose topic_sums row is behind
+    check: tuple = ()
+
+    @classmethod
+    def load(cls, con: duckdb.DuckDBPyConnection) -> "_State":
+        row = nodes.open_episode(con)
+        episode = None
+        if row is not None:
+            episode = _Episode(row, stored=True)
+            members = nodes.children(con, row.node_id)
+            for m in members:
+                episode.add(m)
+            episode.node = row  # the stored row (its description and embedding) stays as it is
+            episode.described = len(members) if row.text_emb is not None else 0
+        topic_rows = con.execute("SELECT node_id, text_emb IS NULL FROM nodes WHERE level = 'topic'").fetchall()
+        return cls(open=episode, topics=TopicTable.load(con), stored_topics={t for t, _ in topic_rows},
+                   undescribed={t for t, stale in topic_rows if stale},
+                   provisional=None if row is None else row.parent_id,
+                   last_order=None if row is None else row.last_order)
 
 
 def _tree_node(r) -> TreeNode:

@@ -110,3 +110,66 @@ def update(con: duckdb.DuckDBPyConnection, n: NodeRow) -> None:
 
 def delete(con: duckdb.DuckDBPyConnection, node_id: str) -> None:
     con.execute("DELETE FROM nodes WHERE node_id = ?", [node_id])
+
+
+_BULK_SELECT = (
+    "SELECT unnest(?::VARCHAR[]) AS node_id, unnest(?::VARCHAR[]) AS level, unnest(?::VARCHAR[]) AS parent_id, "
+    "unnest(?::VARCHAR[]) AS description, unnest(?::FLOAT[][]) AS text_emb, unnest(?::FLOAT[][]) AS vis_emb, "
+    "unnest(?::TIMESTAMP[]) AS t_start, unnest(?::TIMESTAMP[]) AS t_end, unnest(?::INTEGER[]) AS first_order, "
+    "unnest(?::INTEGER[]) AS last_order, unnest(?::INTEGER[]) AS n_members, unnest(?::BOOLEAN[]) AS closed, "
+    "unnest(?::VARCHAR[]) AS round_id, unnest(?::VARCHAR[]) AS image_ids"
+)
+
+
+def _columns(rows: list[NodeRow]) -> list[list]:
+    """Parameters of _BULK_SELECT: one list per column (vectors as float32 arrays, bound faster than lists)."""
+    cols = [list(col) for col in zip(*(_params(n) for n in rows))]
+    cols[4] = [None if n.text_emb is None else np.asarray(n.text_emb, np.float32) for n in rows]
+    cols[5] = [None if n.vis_emb is None else np.asarray(n.vis_emb, np.float32) for n in rows]
+    return cols
+
+
+def insert_many(con: duckdb.DuckDBPyConnection, rows: list[NodeRow]) -> None:
+    """Insert new rows in one statement (executemany is row by row in DuckDB)."""
+    if rows:
+        con.execute(f"INSERT INTO nodes ({_COLS}) SELECT node_id, level, parent_id, description, text_emb, vis_emb, "
+                    f"t_start, t_end, first_order, last_order, n_members, closed, round_id, image_ids::JSON "
+                    f"FROM ({_BULK_SELECT})", _columns(rows))
+
+
+def update_many(con: duckdb.DuckDBPyConnection, rows: list[NodeRow]) -> None:
+    """Overwrite stored rows (matched by node_id) in one statement."""
+    if rows:
+        con.execute(
+            "UPDATE nodes SET level = u.level, parent_id = u.parent_id, description = u.description, "
+            "text_emb = u.text_emb, vis_emb = u.vis_emb, t_start = u.t_start, t_end = u.t_end, "
+            "first_order = u.first_order, last_order = u.last_order, n_members = u.n_members, closed = u.closed, "
+            f"round_id = u.round_id, image_ids = u.image_ids::JSON FROM ({_BULK_SELECT}) u "
+            "WHERE nodes.node_id = u.node_id",
+            _columns(rows),
+        )
+
+
+def update_stats_many(con: duckdb.DuckDBPyConnection, rows: list[NodeRow]) -> None:
+    """Overwrite everything but the description of stored rows; text_emb becomes NULL (description stale)."""
+    if rows:
+        con.execute(
+            "UPDATE nodes SET parent_id = u.parent_id, text_emb = NULL, vis_emb = u.vis_emb, t_start = u.t_start, "
+            "t_end = u.t_end, first_order = u.first_order, last_order = u.last_order, n_members = u.n_members, "
+            f"closed = u.closed FROM ({_BULK_SELECT}) u WHERE nodes.node_id = u.node_id",
+            _columns(rows),
+        )
+
+
+def delete_many(con: duckdb.DuckDBPyConnection, node_ids: list[str]) -> None:
+    if node_ids:
+        con.execute("DELETE FROM nodes WHERE node_id IN (SELECT unnest(?::VARCHAR[]))", [node_ids])
+
+
+def vectors(col, n: int, dtype=np.float32) -> list[np.ndarray | None]:
+    """A fetched FLOAT[] / DOUBLE[] column (fetchnumpy: object array, masked where NULL) as arrays or None."""
+    mask = np.zeros(n, dtype=bool)
+    if isinstance(col, np.ma.MaskedArray):
+        mask = np.ma.getmaskarray(col)
+        col = col.data
+    return [None if mask[i] or col[i] is None else np.asarray(col[i], dtype=dtype) for i in range(n)]

@@ -9,10 +9,16 @@ from .errors import InputError
 from .protocols import LLM
 
 
-def make_llm(backend: str, model_path: str | None = None, cache_con=None) -> LLM | None:
+def make_llm(backend: str, model_path: str | None = None, cache_con=None, *, meter=None,
+             n_threads: int = 1, n_ctx: int = 8192) -> LLM | None:
     """None for "rules"; an OpenAI-compatible client for "openai"; an in-process llama.cpp for "local".
 
-    Raises InputError for a missing model file or missing settings (exit 2 in the CLI).
+    `cache_con`: a migrated memory's DuckDB connection whose `llm_cache` table keeps replies
+    (None: no cache; `set_cache` can add one later). `meter`: a core.llm.TokenMeter that records
+    every call. The local model runs on `n_threads` threads (1: on a small shared CPU more
+    threads were much slower) with an `n_ctx`-token window.
+    Raises InputError for a missing model file or missing settings (exit 2 in the CLI), LLMError
+    when llama.cpp cannot load the file.
     """
     if backend == "rules":
         return None
@@ -20,13 +26,13 @@ def make_llm(backend: str, model_path: str | None = None, cache_con=None) -> LLM
 
     cache = llm_mod.DuckDBLLMCache(cache_con) if cache_con is not None else None
     if backend == "openai":
-        return llm_mod.from_env(cache=cache)
+        return llm_mod.from_env(cache=cache, meter=meter)
     if backend == "local":
         from pathlib import Path
 
         if not model_path or not Path(model_path).is_file():
             raise InputError("--model-path", "", f"no GGUF file at {model_path!r} (needed for --backend local)")
-        return llm_mod.LocalLLM(model_path, cache=cache)
+        return llm_mod.LocalLLM(model_path, cache=cache, meter=meter, n_threads=n_threads, n_ctx=n_ctx)
     raise InputError("--backend", "", f"unknown backend {backend!r}")
 
 

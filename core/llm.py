@@ -443,6 +443,10 @@ class OpenAICompatLLM:
         self.drop_keywords = frozenset(drop_keywords)
 
     # -- helpers ---------------------------------------------------------
+    def set_cache(self, cache: LLMCache | None) -> None:
+        """Use `cache` from now on (e.g. the next memory file's `llm_cache`); None turns caching off."""
+        self.cache = cache
+
     @property
     def endpoint(self) -> str:
         return _public_url(str(getattr(self.client, "base_url", "?")))
@@ -757,6 +761,14 @@ class LocalLLM:
         if not self.server.running:
             raise LLMError(f"LLM call failed: task {task!r}: the local server for {self.model} is closed")
         return self.llm.complete_json(task, messages, schema, prompt_version=prompt_version, images=images)
+
+    def set_cache(self, cache: LLMCache | None) -> None:
+        """Use `cache` from now on (None turns caching off); the model stays loaded."""
+        self.llm.set_cache(cache)
+
+    @property
+    def meter(self) -> TokenMeter | None:
+        return self.llm.meter
 
     def close(self) -> None:
         self.server.close()

@@ -35,9 +35,9 @@ PROMPT_VERSION: dict[str, str] = {
     TABLE_METADATA: "1",
     EPISODE_DESCRIPTION: "1",
     TOPIC_DESCRIPTION: "1",
-    PLAN: "1",
-    INSTANTIATE: "1",
-    ANSWER: "1",
+    PLAN: "3",
+    INSTANTIATE: "3",
+    ANSWER: "2",
     JUDGE: "1",
 }
 
@@ -45,13 +45,14 @@ TOOLS = ("Lookup", "Filter", "Compute", "Rank", "SemanticMatch", "EventLocate")
 TOOL_DESCRIPTIONS: dict[str, str] = {  # paper Table 4
     "Lookup": "analytic: rows of a table matching key column values",
     "Filter": "analytic: rows of a table satisfying column predicates",
-    "Compute": "analytic: avg/sum/min/max/count/first/latest/diff of a column over (filtered) rows",
+    "Compute": "analytic: avg/sum/min/max/count/first/latest/change (last minus first)/mode of a column "
+               "over (filtered) rows",
     "Rank": "analytic: top or bottom rows of a table by a column",
     "SemanticMatch": "retrieval: memory units (topic/episode/event) relevant to a query",
     "EventLocate": "retrieval: events matching a description, with surrounding context and time",
 }
-FILTER_OPS = ("=", "!=", "<", "<=", ">", ">=", "contains")
-COMPUTE_OPS = ("avg", "sum", "min", "max", "count", "first", "latest", "diff")
+FILTER_OPS = ("=", "!=", "<", "<=", ">", ">=", "contains")  # a date range is two filters on `time`
+COMPUTE_OPS = ("avg", "sum", "min", "max", "count", "first", "latest", "change", "mode")
 COLUMN_TYPES = ("DOUBLE", "DATE", "TIMESTAMP", "VARCHAR")
 SCOPES = ("topic", "episode", "event")
 JUDGE_SCALE = (0, 0.25, 0.5, 0.75, 1)
@@ -188,25 +189,33 @@ def topic_description(episodes: Sequence[str]) -> tuple[list[dict], dict]:
 # --------------------------------------------------------------------------- planning
 
 
-def plan(question: str, context: str, *, max_steps: int = 3,
-         tools: Sequence[str] = TOOLS) -> tuple[list[dict], dict]:
+def plan(question: str, context: str, *, max_steps: int = 3, tools: Sequence[str] = TOOLS,
+         draft: Sequence[tuple[str, str]] | None = None) -> tuple[list[dict], dict]:
     """High-level plan (paper 3.5.2): goals and tools, no arguments.
 
     `context` is the planning context (relevant tables' metadata and episodes'
-    descriptions, as text). Output: {"steps": [{"goal": str, "tool": one of tools}]},
-    1..max_steps steps.
+    descriptions, as text; the tools are listed here, not in `context`).
+    Output: {"steps": [{"goal": str, "tool": one of tools}]}, 1..max_steps steps.
+    `draft`: a rule-based plan [(tool, goal)] shown as a suggestion to keep or improve.
     """
     tool_lines = "\n".join(f"- {t}: {TOOL_DESCRIPTIONS.get(t, '')}" for t in tools)
     system = (
-        "You plan how to answer a question from a user's memory. Memory has analytic tables (exact "
-        "records: use Lookup/Filter/Compute/Rank for values, counts, extremes, trends) and a retrieval "
-        "memory of events (use SemanticMatch/EventLocate for open-ended facts, or to find when something "
-        f"happened). Give the shortest plan, at most {max_steps} steps; each step has an information goal "
-        f"and one tool. Do not fill in arguments.\nTools:\n{tool_lines}"
+        "You plan how to answer a question from a user's memory: analytic tables of exact records (use "
+        "Lookup/Filter/Compute/Rank for values, totals, averages, counts, extremes, first/latest, trends) "
+        "and a retrieval memory of events (SemanticMatch/EventLocate for one-off facts, names, photos, or "
+        f"to find when something happened). Give the shortest plan (most questions need one step; at most "
+        f"{max_steps}): each step an information goal and one tool; no arguments.\nTools:\n{tool_lines}\n"
+        "Examples: 'average sleep score in March?' -> [Compute]. 'what was my heart rate on the day I bought "
+        "the bike?' -> [EventLocate, Lookup]. 'what did I eat at Lotus Thai?' -> [SemanticMatch]. "
+        "'longest run?' -> [Rank]."
     )
-    step = _obj({"goal": _str(200), "tool": {"type": "string", "enum": list(tools)}})
+    step = _obj({"goal": _str(120), "tool": {"type": "string", "enum": list(tools)}})
     schema = _obj({"steps": {"type": "array", "items": step, "minItems": 1, "maxItems": int(max_steps)}})
-    return _msgs(system, f"Memory context:\n{context}\n\nQuestion: {question}"), schema
+    user = f"Memory:\n{context}\n\nQuestion: {question}"
+    if draft:
+        user += ("\nSuggested plan (from rules; keep it if it fits the question, else give a better one): "
+                 + "; ".join(f"{i + 1}. {t}: {g[:100]}" for i, (t, g) in enumerate(draft)))
+    return _msgs(system, user), schema
 
 
 def _filters(columns: Sequence[str] | None) -> dict:
@@ -246,22 +255,42 @@ def tool_args_schema(tool: str, *, tables: Sequence[str] | None = None, columns:
     raise ValueError(f"unknown tool {tool!r}; expected one of {', '.join(TOOLS)}")
 
 
+_ARG_EXAMPLES: dict[str, str] = {  # one per tool: small models copy the shape (names here are illustrative)
+    "Lookup": '{"args": {"table": "run_log", "key_values": [{"column": "time", "value": "2026-03-05"}], '
+              '"result_budget": 3}}',
+    "Filter": '{"args": {"table": "run_log", "column_filters": [{"column": "distance", "op": ">", "value": 8}], '
+              '"result_budget": 10}}',
+    "Compute": '{"args": {"table": "sleep_log", "target_column_expression": "sleep_score", "operator": "avg", '
+               '"optional_column_filters": [{"column": "time", "op": ">=", "value": "2026-03-01"}, '
+               '{"column": "time", "op": "<=", "value": "2026-03-31"}]}}',
+    "Rank": '{"args": {"table": "sleep_log", "target_column_expression": "deep_sleep", "order": "desc", '
+            '"optional_column_filters": [], "result_budget": 1}}',
+    "SemanticMatch": '{"args": {"query_content": "dinner at Lotus Thai", "retrieval_scope": "event", '
+                     '"result_budget": 5}}',
+    "EventLocate": '{"args": {"query_content": "bought the road bike", "result_budget": 3}}',
+}
+
+
 def instantiate(question: str, context: str, goal: str, tool: str, previous: Sequence[str], *,
                 tables: Sequence[str] | None = None, columns: Sequence[str] | None = None,
                 budget: int = 10) -> tuple[list[dict], dict]:
     """Arguments for one plan step given earlier results (paper eq. 10). Output: {"args": {...}}.
 
-    `previous` holds the earlier steps' results as text; `budget` is the evidence
-    budget still left (result_budget may not exceed it).
+    `context` holds what this tool needs (tables and columns for analytic tools;
+    may be empty for retrieval tools); `previous` holds the earlier steps'
+    results as text; `budget` is the evidence budget still left (result_budget
+    may not exceed it).
     """
     system = (
-        f"You fill in the arguments of one {tool} call ({TOOL_DESCRIPTIONS.get(tool, '')}) to reach the "
-        "step's goal. Use only table and column names from the context. Use earlier results (e.g. a date "
-        "found by EventLocate) as filter values; dates as YYYY-MM-DD. "
-        f"result_budget at most {budget}."
+        f"Fill in the arguments of one {tool} call ({TOOL_DESCRIPTIONS.get(tool, '')}) for the step's goal. "
+        "Use only table and column names from the context. Filter on time only when the question names a "
+        "day or period (a range is two filters: time >= first day, time <= last day; dates YYYY-MM-DD) or an "
+        "earlier result gives the date (e.g. of a located event). Use no filter the question does not ask "
+        f"for. result_budget at most {budget}.\nExample: {_ARG_EXAMPLES.get(tool, '')}"
     )
     prev = "\n".join(f"Step {i + 1} result: {p}" for i, p in enumerate(previous)) or "(none)"
-    user = f"Memory context:\n{context}\n\nQuestion: {question}\nEarlier results:\n{prev}\nThis step's goal: {goal}"
+    user = (f"{context}\n\n" if context else "") + \
+        f"Question: {question}\nEarlier results:\n{prev}\nThis step's goal: {goal}"
     schema = _obj({"args": tool_args_schema(tool, tables=tables, columns=columns, budget=budget)})
     return _msgs(system, user), schema
 
@@ -269,23 +298,48 @@ def instantiate(question: str, context: str, goal: str, tool: str, previous: Seq
 # --------------------------------------------------------------------------- answering and judging
 
 
+MAX_EVIDENCE_LINE = 360  # characters of one evidence line shown to the answerer
+MAX_EVIDENCE_CHARS = 3600  # characters of evidence in all (about 900 tokens); later (lower-ranked) lines go
+
+
+def cap_evidence(evidence: str, max_line: int = MAX_EVIDENCE_LINE, max_chars: int = MAX_EVIDENCE_CHARS) -> str:
+    """The evidence cut to `max_line` characters a line and `max_chars` in all, dropping whole lines
+    from the end (steps list their best units first) and saying how many were left out."""
+    lines = [ln if len(ln) <= max_line else ln[: max_line - 3] + "..." for ln in evidence.splitlines()]
+    out, used = [], 0
+    for i, ln in enumerate(lines):
+        if used + len(ln) + 1 > max_chars and out:
+            out.append(f"(... {len(lines) - i} more lines left out)")
+            break
+        out.append(ln)
+        used += len(ln) + 1
+    return "\n".join(out)
+
+
 def answer(question: str, evidence: str, *, options: Sequence[tuple[str, str]] = (),
-           question_time: str | None = None) -> tuple[list[dict], dict]:
+           question_time: str | None = None, draft: str | None = None) -> tuple[list[dict], dict]:
     """The final answer from the evidence (plan + tool outputs as text; images go in `images=`).
 
+    The evidence is cut by `cap_evidence` (a bounded prompt: the tools already ranked it).
     Multiple choice (options = ((letter, text), ...)): {"answer": one of the letters}.
     Open: {"answer": short text}; when the evidence does not contain the answer,
     the model is told to say it is not mentioned (LoCoMo category 5 expects a refusal).
+    `draft`: the rule-based answer from the same evidence (unit conversions and dates done
+    exactly); the model keeps it unless the evidence shows it is wrong (small models slip on
+    arithmetic and units).
     """
     system = (
         "Answer the user's question about their own past conversations using only the evidence. "
-        "Be short and exact (a value with its unit, a name, a date). If the evidence does not contain "
-        "the answer, answer \"Not mentioned\"."
+        "Be short and exact (a value with its unit, a name, a date). When a step computed the asked value, "
+        "give that value. If the evidence does not contain the answer, answer \"Not mentioned\"."
     )
-    user = f"Evidence:\n{evidence}\n\n"
+    user = f"Evidence:\n{cap_evidence(evidence)}\n\n"
     if question_time:
         user += f"Question asked at: {question_time}\n"
     user += f"Question: {question}"
+    if draft:
+        user += (f"\nDraft answer computed from the evidence: {draft[:300]}\n"
+                 "Keep the draft's value, unit and date unless the evidence contradicts it; answer briefly.")
     if options:
         system += " For multiple choice, answer with the option letter only."
         user += "\nOptions:\n" + "\n".join(f"{k}. {v}" for k, v in options)

@@ -151,6 +151,8 @@ def load_catalog(con: duckdb.DuckDBPyConnection, samples: int = 3) -> dict[str, 
         n_rows = con.execute(f"SELECT count(*) FROM {ident}").fetchone()[0]
         cols = []
         for cname, ctype in catalog:
+            if cname.startswith("_"):  # internal columns (the `_obs` provenance JSON) are not for planners
+                continue
             d = declared.get(cname, {})
             dtype = normalize_dtype(ctype)
             cident = '"' + cname.replace('"', '""') + '"'

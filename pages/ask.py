@@ -5,7 +5,6 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from pathlib import Path
 
 import streamlit as st
 
@@ -13,7 +12,7 @@ from core.errors import InputError
 from core.planning import ABLATIONS
 from ui import charts, state
 from ui.engine import config, cost_text, memory_version, query_engine
-from ui.resources import store_or_none
+from ui.resources import page_store
 from ui.views import evidence_view, round_view, step_view
 
 ABLATION_HELP = {
@@ -32,12 +31,7 @@ st.title("Query planner")
 st.caption("A question is matched against table and episode metadata (h = λ·cosine + (1-λ)·BM25), planned as at most "
            "3 tool steps, and each step is instantiated from the results of the earlier ones under a shared "
            "evidence budget.")
-if not Path(path).exists():
-    st.info("No memory yet: build one on the **Upload & build** page.")
-    st.stop()
-store = store_or_none(path)
-if store is None:
-    st.stop()
+store = page_store(path)
 version = memory_version(store)
 
 

@@ -1,26 +1,20 @@
 """Hierarchy: topic -> episode -> event as a sunburst or treemap; node details; semantic search in the tree."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import streamlit as st
 
 from core.hierarchy import SCOPES, Hierarchy
 from ui import charts, resources, state
 from ui.engine import config, memory_version
-from ui.resources import open_store, store_or_none
+from ui.resources import open_store, page_store
 from ui.views import round_view
 
 path = state.store_path()
 st.title("Hierarchy")
 st.caption("The retrieval memory: every round is an event; neighbouring similar events form episodes; similar "
            "episodes form topics. Search runs SemanticMatch (fused text and visual similarity).")
-if not Path(path).exists():
-    st.info("No memory yet: build one on the **Upload & build** page.")
-    st.stop()
-store = store_or_none(path)
-if store is None:
-    st.stop()
+store = page_store(path)
 version = memory_version(store)
 
 

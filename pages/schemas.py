@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import streamlit as st
 
@@ -10,7 +9,7 @@ from core.config import DEFAULT
 from core.induction import STATUSES, attribute_stream, decode_pattern, reinduce
 from ui import charts, state
 from ui.engine import memory_version
-from ui.resources import open_store, store_or_none
+from ui.resources import open_store, page_store
 
 STATUS_LABEL = {
     "below_support": "below support", "below_all_conf": "below all-confidence", "admitted": "admitted",
@@ -23,12 +22,7 @@ st.title("Schema induction")
 st.caption("Each round's attribute set updates the support of every pattern; a pattern seen in at least θ_s rounds "
            "becomes a schema when its all-confidence reaches θ_a, and a schema grows when an extension's "
            "extension-confidence reaches θ_e.")
-if not Path(path).exists():
-    st.info("No memory yet: build one on the **Upload & build** page.")
-    st.stop()
-store = store_or_none(path)
-if store is None:
-    st.stop()
+store = page_store(path)
 version = memory_version(store)
 
 

@@ -2,14 +2,13 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from ui import charts, state
 from ui.engine import memory_version
-from ui.resources import open_store, store_or_none
+from ui.resources import open_store, page_store
 from ui.views import observation_rows, provenance_view
 
 CONTRACT = ("source", "round_order", "time", "captions")
@@ -19,12 +18,7 @@ path = state.store_path()
 st.title("Tables")
 st.caption("Every induced schema is a DuckDB table: one row per round that reports it, one typed column per "
            "attribute. Select a row to see the dialogue span or the image it came from.")
-if not Path(path).exists():
-    st.info("No memory yet: build one on the **Upload & build** page.")
-    st.stop()
-store = store_or_none(path)
-if store is None:
-    st.stop()
+store = page_store(path)
 version = memory_version(store)
 
 

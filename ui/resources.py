@@ -63,3 +63,14 @@ def memory_files(*folders: Path) -> list[str]:
 
 def env_flag(name: str) -> bool:
     return os.environ.get(name, "") not in ("", "0", "false")
+
+
+def page_store(path: str) -> Store:
+    """The page's memory, or stop the page with a message when there is none or it cannot be opened."""
+    if not Path(path).exists():
+        st.info("No memory yet: build one on the **Upload & build** page.")
+        st.stop()
+    store = store_or_none(path)
+    if store is None:
+        st.stop()
+    return store

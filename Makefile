@@ -44,7 +44,7 @@ run: $(VENV)/.runtime $(DEMO_STORE)
 	ADAMM_STORE=$(DEMO_STORE) $(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true
 
 test: test-deps
-	$(BIN)/python -m pytest -q -p no:cacheprovider
+	$(BIN)/python -m pytest -q -rs -p no:cacheprovider
 
 bench: $(VENV)/.testdeps
 	$(BIN)/python bench/run.py --quick

@@ -40,7 +40,10 @@ def _wait_http(url: str, proc: subprocess.Popen, deadline_s: float) -> None:
                     return
         except OSError:
             pass
-        time.sleep(0.2)  # polling interval while waiting for a condition
+        try:  # wait on the server process itself between polls: returns early if it dies
+            proc.wait(timeout=0.2)
+        except subprocess.TimeoutExpired:
+            pass
     raise TimeoutError(f"streamlit did not answer at {url} within {deadline_s} s")
 
 

@@ -1,4 +1,8 @@
-"""AdaMM Explorer: the thin router. Pages render; `core` computes."""
+"""AdaMM Explorer: the thin router. Pages render; `core` computes.
+
+The page scripts live in app_pages/, not pages/: Streamlit treats a folder named pages/ as an old-style
+multipage app, and a deep link such as /tables then ran the page without this router (no sidebar).
+"""
 from __future__ import annotations
 
 import streamlit as st
@@ -8,13 +12,13 @@ from ui.sidebar import render_sidebar
 st.set_page_config(page_title="AdaMM Explorer", layout="wide")
 
 PAGES = [
-    st.Page("pages/home.py", title="Home", default=True),
-    st.Page("pages/upload.py", title="Upload & build"),
-    st.Page("pages/schemas.py", title="Schema induction"),
-    st.Page("pages/tables.py", title="Tables"),
-    st.Page("pages/hierarchy.py", title="Hierarchy"),
-    st.Page("pages/ask.py", title="Query planner"),
-    st.Page("pages/evaluate.py", title="Evaluate"),
+    st.Page("app_pages/home.py", title="Home", default=True),
+    st.Page("app_pages/upload.py", title="Upload & build"),
+    st.Page("app_pages/schemas.py", title="Schema induction"),
+    st.Page("app_pages/tables.py", title="Tables"),
+    st.Page("app_pages/hierarchy.py", title="Hierarchy"),
+    st.Page("app_pages/ask.py", title="Query planner"),
+    st.Page("app_pages/evaluate.py", title="Evaluate"),
 ]
 
 page = st.navigation(PAGES)

@@ -2,7 +2,7 @@
 
     OMP_NUM_THREADS=1 .venv/bin/python bench/page_bench.py MEMORY.duckdb [MORE.duckdb ...] [--runs 3]
 
-Each page of pages/ is rendered with AppTest.from_file, the memory selected in
+Each page of app_pages/ is rendered with AppTest.from_file, the memory selected in
 the session state, --runs times; the first render of the first page pays for
 loading the models (reported apart as "cold"), the figure per page is the
 median of the renders. A memory built with the benchmarks' hashing encoder
@@ -57,7 +57,7 @@ def render_times(path: Path, runs: int) -> tuple[dict[str, float], float, list[s
     failed: list[str] = []
 
     def render(name: str) -> float:
-        at = AppTest.from_file(str(ROOT / "pages" / f"{name}.py"), default_timeout=600)
+        at = AppTest.from_file(str(ROOT / "app_pages" / f"{name}.py"), default_timeout=600)
         at.session_state[state.STORE_PATH] = str(path)
         t0 = time.perf_counter()
         at.run()

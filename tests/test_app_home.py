@@ -14,7 +14,7 @@ def test_home_shows_memory_summary_and_rounds(tmp_path):
     path = tmp_path / "mem.duckdb"
     with Store(path) as s:
         s.ingest(_history())
-    at = AppTest.from_file(str(ROOT / "pages" / "home.py"), default_timeout=30)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "home.py"), default_timeout=30)
     at.session_state[state.STORE_PATH] = str(path)
     at.run()
     assert not at.exception
@@ -28,7 +28,7 @@ def test_home_shows_memory_summary_and_rounds(tmp_path):
 
 
 def test_home_on_missing_memory_explains_what_to_do(tmp_path):
-    at = AppTest.from_file(str(ROOT / "pages" / "home.py"), default_timeout=30)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "home.py"), default_timeout=30)
     at.session_state[state.STORE_PATH] = str(tmp_path / "none.duckdb")
     at.run()
     assert not at.exception

@@ -23,7 +23,7 @@ from core.model import QA, History, ImageRef, Round, Session, Utterance
 from core.store import Store
 from ui import resources, state
 
-PAGES = ROOT / "pages"
+PAGES = ROOT / "app_pages"
 
 
 def _png(color) -> bytes:

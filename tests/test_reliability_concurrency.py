@@ -110,7 +110,7 @@ def test_a_second_writer_is_told_the_memory_is_busy_and_the_first_finishes_clean
 
 
 def _home(path: Path) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "pages" / "home.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "home.py"), default_timeout=60)
     at.session_state[state.STORE_PATH] = str(path)
     return at
 

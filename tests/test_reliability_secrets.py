@@ -111,7 +111,7 @@ def test_the_api_key_appears_nowhere(tmp_path, openai_env, fake_encoders, capsys
     trace = json.loads(asked.out)
     assert trace["fallbacks"] and trace["answer"]
 
-    at = AppTest.from_file(str(ROOT / "pages" / "ask.py"), default_timeout=60)
+    at = AppTest.from_file(str(ROOT / "app_pages" / "ask.py"), default_timeout=60)
     at.session_state[state.STORE_PATH] = str(store)
     at.session_state[state.BACKEND] = "openai"
     at.run()

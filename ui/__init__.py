@@ -1,4 +1,4 @@
 """Streamlit-side helpers: session keys, cached resources, the shared sidebar.
 
-Pages render; `core` computes. Only this package and pages/ import streamlit.
+Pages render; `core` computes. Only this package and app_pages/ import streamlit.
 """

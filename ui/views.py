@@ -8,6 +8,18 @@ import streamlit as st
 from core.store import Store
 
 
+
+def image_cell(store: Store, image_id: str) -> None:
+    """A stored image with its id as caption; a note instead when it is missing or no longer decodes."""
+    data = store.image_bytes(image_id)
+    if not data:
+        st.caption(f"{image_id} (image not available)")
+        return
+    try:
+        st.image(data, caption=image_id, width="stretch")
+    except Exception as e:  # a stored blob that no longer decodes: say so, keep the page
+        st.warning(f"{image_id}: cannot display ({type(e).__name__})")
+
 def highlight(text: str, start: int | None, end: int | None) -> str:
     """HTML of `text` with [start, end) marked; everything escaped."""
     if start is None or end is None or not (0 <= start <= end <= len(text)):
@@ -34,15 +46,8 @@ def round_view(store: Store, round_id: str, *, span: tuple[int, int, int] | None
         for img in r.images:
             info = store.image_info(img.image_id) or {}
             c1, c2 = st.columns([1, 2])
-            data = store.image_bytes(img.image_id)
             with c1:
-                if data:
-                    try:
-                        st.image(data, caption=img.image_id, width="stretch")
-                    except Exception as e:  # a stored blob that no longer decodes: say so, keep the page
-                        st.warning(f"{img.image_id}: cannot display ({type(e).__name__})")
-                else:
-                    st.caption(f"{img.image_id} (image not available)")
+                image_cell(store, img.image_id)
             with c2:
                 if img.caption:
                     st.markdown(f"*Caption:* {html.escape(img.caption)}")
@@ -103,15 +108,8 @@ def provenance_view(store: Store, round_id: str, observations: list[dict]) -> No
     for img in r.images:
         info = store.image_info(img.image_id) or {}
         c1, c2 = st.columns([1, 2])
-        data = store.image_bytes(img.image_id)
         with c1:
-            if data:
-                try:
-                    st.image(data, caption=img.image_id, width="stretch")
-                except Exception as e:  # a stored blob that no longer decodes: say so, keep the page
-                    st.warning(f"{img.image_id}: cannot display ({type(e).__name__})")
-            else:
-                st.caption(f"{img.image_id} (image not available)")
+            image_cell(store, img.image_id)
         with c2:
             mine = [o for o in observations if o.get("image_id") == img.image_id]
             if img.caption:

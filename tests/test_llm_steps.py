@@ -335,3 +335,23 @@ def test_a_draft_plan_the_model_replaces_gives_the_models_plan(memory_path, embe
     finally:
         con.close()
     assert plan.planner == "llm" and [s.tool for s in plan.steps] == ["SemanticMatch"]
+
+
+def test_answerer_draft_mode_puts_the_rule_answer_in_the_prompt(memory_path, embedder):  # noqa: F811
+    from core.planning.answer import LLMAnswerer
+
+    con = duckdb.connect(str(memory_path))
+    try:
+        q = "What was my average sleep score?"
+        rules = QueryEngine(con, embedder, DEFAULT).ask(q)
+        engine = QueryEngine(con, embedder, DEFAULT, llm=QueuedLLM([]))
+        state = engine.start(q)  # rule plan: the queued LLM has no plan reply and falls back
+        while not state.done:
+            state = engine.step(state)
+        for draft in (False, True):
+            llm = QueuedLLM([{"answer": "an answer"}])
+            LLMAnswerer(llm, engine.rule_answerer, draft=draft).answer(q, state.records)
+            prompt = json.dumps(llm.calls[0]["messages"])
+            assert (rules.answer.text[:20] in prompt) is draft
+    finally:
+        con.close()

@@ -336,9 +336,11 @@ class RuleAnswerer:
 class LLMAnswerer:
     """Answers with a model from the plan and its evidence; falls back to `fallback` on LLMError."""
 
-    def __init__(self, llm: LLM, fallback: RuleAnswerer):
+    def __init__(self, llm: LLM, fallback: RuleAnswerer, *, draft: bool = False):
+        """draft: give the model the rule-based answer as a draft to confirm or correct."""
         self.llm = llm
         self.fallback = fallback
+        self.draft = draft
         self.name = f"llm:{getattr(llm, 'model', '?')}"
 
     def evidence_text(self, steps: Sequence[StepRecord]) -> str:
@@ -353,8 +355,10 @@ class LLMAnswerer:
     def answer(self, question: str, steps: Sequence[StepRecord], now=None,
                options: Sequence[tuple[str, str]] = ()) -> tuple[Answer, str | None]:
         """(answer, fallback note or None)."""
+        draft = self.fallback.answer(question, steps, now) if self.draft and not options else None
         msgs, schema = prompts.answer(question, self.evidence_text(steps), options=options,
-                                      question_time=now.isoformat() if isinstance(now, (date, datetime)) else None)
+                                      question_time=now.isoformat() if isinstance(now, (date, datetime)) else None,
+                                      draft=draft.text if draft is not None and not draft.refused else None)
         try:
             res = self.llm.complete_json(prompts.ANSWER, msgs, schema,
                                          prompt_version=prompts.PROMPT_VERSION[prompts.ANSWER])

@@ -20,10 +20,25 @@ def config_from_args(args) -> "object":
         if current is None:
             raise InputError("--set", item, f"unknown parameter {name!r}")
         try:
-            changes[name] = type(current)(value)
+            changes[name] = _parse_value(current, value)
         except ValueError:
             raise InputError("--set", item, f"{name} takes a {type(current).__name__}") from None
-    return DEFAULT.with_(**changes)
+    try:
+        return DEFAULT.with_(**changes)
+    except ValueError as e:
+        raise InputError("--set", " ".join(args.set), str(e)) from None
+
+
+def _parse_value(current, value: str):
+    """`value` as the type of the parameter's default (true/false/1/0 for a flag)."""
+    if isinstance(current, bool):
+        low = value.strip().lower()
+        if low in ("true", "1", "yes", "on"):
+            return True
+        if low in ("false", "0", "no", "off"):
+            return False
+        raise ValueError(value)
+    return type(current)(value)
 
 
 def _progress_bar(enabled: bool):

@@ -20,6 +20,10 @@ class Config:
     w_text: float = 0.60
     w_visual: float = 0.40
     episode_max_gap_hours: float = 24.0
+    # what a new event is compared with (core/hierarchy/memory.py): "description" = the open episode's
+    # description embedding, regenerated after each insertion (paper eq. 11-13); "centroid" = the
+    # normalized mean of its members' embeddings (faster: descriptions are embedded once per batch)
+    hierarchy_compare: str = "description"
     # planning (3.5)
     lambda_meta: float = 0.70
     k_tab: int = 5
@@ -27,6 +31,9 @@ class Config:
     max_steps: int = 3
     evidence_budget: int = 10
     event_window: int = 1
+    # with an LLM: "guided" gives the model the rule-based plan and answer as drafts to keep or
+    # correct; "free" lets it plan and answer from the planning context alone
+    llm_mode: str = "guided"
     # DG-Mem utility
     utility_alpha: float = 0.80
     # input limits a person can see and change
@@ -35,13 +42,39 @@ class Config:
     max_rounds_per_upload: int = 200_000
     max_zip_entries: int = 10_000
 
+    def __post_init__(self) -> None:
+        for name, (lo, hi) in _RANGES.items():
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or v != v or not lo <= v <= hi:
+                raise ValueError(f"config {name}={v!r}: expected a number in [{lo}, {hi}]")
+        for name, allowed in _CHOICES.items():
+            if getattr(self, name) not in allowed:
+                raise ValueError(f"config {name}={getattr(self, name)!r}: expected one of {', '.join(allowed)}")
+        for name in ("block_fragments", "delta_all_conf"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"config {name}={getattr(self, name)!r}: expected true or false")
+        if self.w_text + self.w_visual <= 0:
+            raise ValueError("config w_text + w_visual must be > 0")
+
     def with_(self, **changes) -> "Config":
-        """A copy with some parameters changed; unknown names raise TypeError."""
+        """A copy with some parameters changed; unknown names raise TypeError, bad values ValueError."""
         known = {f.name for f in fields(self)}
         bad = set(changes) - known
         if bad:
             raise TypeError(f"unknown config parameter(s): {', '.join(sorted(bad))}")
         return replace(self, **changes)
 
+
+_INF = float("inf")
+# valid ranges (inclusive); NaN is refused everywhere
+_RANGES = {
+    "theta_s": (1, _INF), "theta_a": (0.0, 1.0), "theta_e": (0.0, 1.0), "max_pattern_attrs": (1, 64),
+    "min_schema_attrs": (1, 64), "theta_epi": (-1.0, 1.0), "theta_topic": (-1.0, 1.0), "w_text": (0.0, 1.0),
+    "w_visual": (0.0, 1.0), "episode_max_gap_hours": (0.0, _INF), "lambda_meta": (0.0, 1.0),
+    "k_tab": (1, 1000), "k_epi": (1, 1000), "max_steps": (1, 10), "evidence_budget": (1, 1000),
+    "event_window": (0, 100), "utility_alpha": (0.0, 1.0), "max_upload_bytes": (1, _INF),
+    "max_image_pixels": (1, _INF), "max_rounds_per_upload": (1, _INF), "max_zip_entries": (1, _INF),
+}
+_CHOICES = {"hierarchy_compare": ("description", "centroid"), "llm_mode": ("guided", "free")}
 
 DEFAULT = Config()

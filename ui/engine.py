@@ -35,7 +35,7 @@ def config() -> Config:
     over = state.get(state.CONFIG_OVERRIDES) or {}
     try:
         return DEFAULT.with_(**over)
-    except TypeError:
+    except (TypeError, ValueError):
         return DEFAULT
 
 

@@ -1,6 +1,6 @@
 """Build the retrieval hierarchy of each LoCoMo conversation with the real MiniLM and print its shape.
 
-    OMP_NUM_THREADS=1 .venv/bin/python bench/hierarchy_locomo.py [LOCOMO_DIR] [--limit N]
+    OMP_NUM_THREADS=1 .venv/bin/python bench/hierarchy_locomo.py [LOCOMO_DIR] [--limit N] [--mode description|centroid]
 
 No images (LoCoMo ships captions only). For each conversation: events,
 episodes, topics, episode length min/median/max, the share of one-event
@@ -48,15 +48,17 @@ def main(argv: list[str]) -> None:
     from core.encoders import MiniLMEncoder, load_minilm
 
     torch.set_num_threads(1)
-    args = [a for a in argv if not a.startswith("--")]
+    args = [a for i, a in enumerate(argv) if not a.startswith("--") and (i == 0 or argv[i - 1] not in ("--limit", "--mode"))]
     limit = int(argv[argv.index("--limit") + 1]) if "--limit" in argv else None
     folder = Path(args[0]) if args and not args[0].isdigit() else DEFAULT_DIR
     files = sorted(folder.glob("*.json"))
     if not files:
         sys.exit(f"no LoCoMo JSON files in {folder}")
+    mode = argv[argv.index("--mode") + 1] if "--mode" in argv else DEFAULT.hierarchy_compare
+    config = DEFAULT.with_(hierarchy_compare=mode)
     encoder = MiniLMEncoder(load_minilm())
     print(f"encoder {encoder.name}; θ_epi={DEFAULT.theta_epi} θ_topic={DEFAULT.theta_topic} "
-          f"max gap {DEFAULT.episode_max_gap_hours} h")
+          f"max gap {DEFAULT.episode_max_gap_hours} h; compare with the episode's {mode}")
     header = f"{'conv':>5} {'sess':>4} {'events':>6} {'episodes':>8} {'topics':>6} {'ep len min/med/max':>18} " \
              f"{'1-event':>7} {'joined':>6} {'cross>1d':>8} {'multi-sess':>10} {'s/build':>7} {'ms/round':>8}"
     print(header)
@@ -71,7 +73,7 @@ def main(argv: list[str]) -> None:
                 rounds = rounds[:limit]
             t0 = time.perf_counter()
             vectors = encoder.encode([event_text(r, {}) for _, r in rounds])
-            h = Hierarchy(store.con, encoder, None, DEFAULT)
+            h = Hierarchy(store.con, encoder, None, config)
             joined = 0
             with store.transaction():
                 for k, (order, r) in enumerate(rounds):

@@ -1,15 +1,16 @@
-"""How much the centroid construction changes the hierarchy, against the paper-exact reference.
+"""The two comparison modes of the hierarchy against each other and against the first implementation.
 
-    OMP_NUM_THREADS=1 .venv/bin/python bench/hierarchy_semantics.py [--ref c99b56a] [--locomo DIR] [--demo]
+    OMP_NUM_THREADS=1 .venv/bin/python bench/hierarchy_semantics.py [--ref c99b56a] [--locomo DIR] [--limit N] [--demo]
 
-The reference is core/hierarchy as first committed (--ref, read with `git show`,
-nothing checked out): it re-embeds an episode's description after every insert
-and compares a new event with it, and compares a closing episode with each
-topic's description embedding. The current code compares with running centroids
-(see core/hierarchy/memory.py). Both build the same rounds with the real MiniLM
-(the round texts embedded once, in a batch, for both); printed per history:
-episodes and topics of each, the adjusted Rand index of the two event->episode
-and event->topic partitions (1 = identical), and the construction time of each.
+Three constructions of the same rounds with the real MiniLM (round texts
+embedded once, in a batch, for all): `ref`, core/hierarchy as first committed
+(--ref, read with `git show`, nothing checked out; paper-exact but one encoder
+call and one topic refresh per insert, no batching); `desc`, today's code with
+hierarchy_compare="description" (the default, paper-exact); `cent`, today's
+code with hierarchy_compare="centroid" (the fast mode). Printed per history:
+episodes and topics of each, the adjusted Rand index (1 = identical) of the
+event->episode and event->topic partitions of desc vs ref and of cent vs desc,
+and the construction time of each. --ref none skips the reference.
 """
 from __future__ import annotations
 
@@ -64,11 +65,11 @@ def ari(a: list, b: list) -> float:
     return 1.0 if top == 0 else (idx - expected) / top
 
 
-def build_with(cls, history, encoder, vectors, folder: Path, name: str) -> tuple[dict, float]:
+def build_with(cls, history, encoder, vectors, folder: Path, name: str, config=DEFAULT) -> tuple[dict, float]:
     with Store(folder / f"{name}.duckdb") as store:
         store.ingest(history)
         rounds = store.rounds()
-        h = cls(store.con, encoder, None, DEFAULT)
+        h = cls(store.con, encoder, None, config)
         t0 = time.perf_counter()
         with store.transaction():
             batch = getattr(h, "batch", None)
@@ -91,13 +92,23 @@ def build_with(cls, history, encoder, vectors, folder: Path, name: str) -> tuple
 def compare(label: str, history, encoder, ref_cls, folder: Path) -> None:
     rounds = [r for s in history.sessions for r in s.rounds]
     vectors = dict(zip([r.round_id for r in rounds], encoder.encode([event_text(r, {}) for r in rounds])))
-    new, t_new = build_with(Hierarchy, history, encoder, vectors, folder, f"{label}-new")
-    old, t_old = build_with(ref_cls, history, encoder, vectors, folder, f"{label}-ref")
-    evs = sorted(new)
-    e_new, e_old = [new[e][0] for e in evs], [old[e][0] for e in evs]
-    t_new_l, t_old_l = [new[e][1] for e in evs], [old[e][1] for e in evs]
-    print(f"{label:10s} {len(evs):>6d} {len(set(e_old)):>6d} {len(set(e_new)):>6d} {ari(e_old, e_new):>7.3f} "
-          f"{len(set(t_old_l)):>6d} {len(set(t_new_l)):>6d} {ari(t_old_l, t_new_l):>7.3f} {t_old:>7.1f} {t_new:>7.1f}")
+    desc, t_desc = build_with(Hierarchy, history, encoder, vectors, folder, f"{label}-desc",
+                              DEFAULT.with_(hierarchy_compare="description"))
+    cent, t_cent = build_with(Hierarchy, history, encoder, vectors, folder, f"{label}-cent",
+                              DEFAULT.with_(hierarchy_compare="centroid"))
+    ref, t_ref = (build_with(ref_cls, history, encoder, vectors, folder, f"{label}-ref") if ref_cls is not None
+                  else (desc, float("nan")))
+    evs = sorted(desc)
+
+    def parts(h: dict, level: int) -> list:
+        return [h[e][level] for e in evs]
+
+    cells = [f"{label:10s} {len(evs):>6d}"]
+    for level in (0, 1):
+        r, d, c = parts(ref, level), parts(desc, level), parts(cent, level)
+        cells.append(f"{len(set(r)):>5d} {len(set(d)):>5d} {len(set(c)):>5d} {ari(r, d):>6.3f} {ari(d, c):>6.3f}")
+    cells.append(f"{t_ref:>6.1f} {t_desc:>6.1f} {t_cent:>6.1f}")
+    print("  ".join(cells), flush=True)
 
 
 def main(argv=None) -> None:
@@ -119,10 +130,12 @@ def main(argv=None) -> None:
         histories.append(("demo", read_file(ROOT / "data" / "demo" / "demo.json", allow_missing_images=True)[0]))
     for f in sorted(a.locomo.glob("*.json"))[: a.limit]:
         histories.append((f"locomo{f.stem}", read_file(f, allow_missing_images=True)[0]))
-    print(f"{'history':10s} {'events':>6s} {'ep ref':>6s} {'ep new':>6s} {'ep ARI':>7s} {'tp ref':>6s} "
-          f"{'tp new':>6s} {'tp ARI':>7s} {'ref s':>7s} {'new s':>7s}")
+    head = "  ".join(f"{p}ref {p}desc {p}cent {'d~r':>6s} {'c~d':>6s}".replace("ep", "ep:").replace("tp", "tp:")
+                     for p in ("ep", "tp"))
+    print("episodes (ep:) and topics (tp:) per construction; d~r, c~d: adjusted Rand index desc vs ref, cent vs desc")
+    print(f"{'history':10s} {'events':>6s}  {head}  {'ref s':>6s} {'desc s':>6s} {'cent s':>6s}")
     with tempfile.TemporaryDirectory() as tmp:
-        ref_cls = reference_hierarchy(a.ref, Path(tmp))
+        ref_cls = None if a.ref == "none" else reference_hierarchy(a.ref, Path(tmp))
         for label, h in histories:
             if label == "demo":  # the semantics question is about text: drop the images' bytes
                 from dataclasses import replace

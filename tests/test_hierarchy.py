@@ -178,9 +178,10 @@ def test_precomputed_image_vectors_are_used(store, embedder, image_encoder):
 
 
 # ---------------------------------------------------------------- incrementality
-def test_one_round_touches_only_its_event_episode_and_topic(store, image_encoder):
+@pytest.mark.parametrize("mode", ["description", "centroid"])
+def test_one_round_touches_only_its_event_episode_and_topic(store, image_encoder, mode):
     enc = HashEmbedder()
-    h = Hierarchy(store.con, enc, image_encoder, DEFAULT)
+    h = Hierarchy(store.con, enc, image_encoder, DEFAULT.with_(hierarchy_compare=mode))
     run, tax = "long run along the river trail 10 km", "tax return forms due accountant"
     # episodes: run 1-2, tax 3-5, run 6-8 (joins the run topic), tax 9-11, run 12 (open)
     build(h, [rnd(i, run if i % 6 < 3 else tax, T0 + timedelta(minutes=i)) for i in range(1, 13)])
@@ -193,7 +194,9 @@ def test_one_round_touches_only_its_event_episode_and_topic(store, image_encoder
     after = snapshot(store.con)
     assert not res.opened_episode and res.episode_id == "ep:S1:R12"
     assert {k for k in after if before.get(k) != after[k]} == {"ev:S1:R13", "ep:S1:R12", topic}
-    assert len(enc.calls) - calls == 3  # event text, episode description, topic description
+    # event text, episode description, and in centroid mode the topic's description from its closed
+    # members (the paper-exact mode kept it from when the topic last gained a member)
+    assert len(enc.calls) - calls == (3 if mode == "centroid" else 2)
     assert h.node(topic).n_members == 2
 
     # an appending round: its event and its episode only
@@ -511,4 +514,74 @@ def test_real_minilm_hierarchy(tmp_path):
     assert res[3].opened_episode  # three days later
     assert h.node("ep:S1:R4").parent_id == h.node("ep:S1:R1").parent_id  # the run topic again
     assert h.search("jogging outdoors", "event", 1)[0][0] in {"ev:S1:R1", "ev:S1:R2", "ev:S1:R4"}
+    st.close()
+
+
+# ---------------------------------------------------------------- what a new event is compared with
+def _stored_text(con, node_id: str) -> np.ndarray:
+    return np.asarray(con.execute("SELECT text_emb FROM nodes WHERE node_id = ?", [node_id]).fetchone()[0],
+                      np.float32)
+
+
+@pytest.mark.parametrize("mode", ["description", "centroid"])
+def test_an_event_is_compared_with_the_episode_description_in_the_paper_mode(store, mode):
+    enc = HashEmbedder()
+    h = Hierarchy(store.con, enc, None, DEFAULT.with_(hierarchy_compare=mode, theta_epi=-1.0))
+    texts = ["morning run river trail 5 km", "run felt easy, knee fine, river trail", "after the run: oat milk latte",
+             "trail run again next week with Sam"]
+    differs = 0
+    for i, text in enumerate(texts, start=1):
+        before = None
+        if i > 2:  # the open episode has two events or more: its description is not one event's text
+            before = _stored_text(store.con, "ep:S1:R1")
+            desc = store.con.execute("SELECT description FROM nodes WHERE node_id = 'ep:S1:R1'").fetchone()[0]
+            from_desc = enc.encode([desc])[0]
+            from_desc /= np.linalg.norm(from_desc)
+            if mode == "description":  # eq. 11 after each insertion: the stored vector is the description's
+                np.testing.assert_allclose(before, from_desc, atol=1e-6)
+        res = h.insert(i, rnd(i, text, T0 + timedelta(minutes=i)), {})
+        if before is not None:
+            ev = _stored_text(store.con, f"ev:S1:R{i}")
+            events = [_stored_text(store.con, f"ev:S1:R{k}") for k in range(1, i)]
+            centroid = np.sum(events, axis=0)
+            centroid /= np.linalg.norm(centroid)
+            want = before if mode == "description" else centroid
+            assert res.similarity == pytest.approx(float(ev @ want), abs=1e-5)
+            differs += abs(float(ev @ before) - float(ev @ centroid)) > 1e-4
+    assert differs  # the two modes really compare with different vectors here
+
+
+def test_the_paper_mode_compares_a_closing_episode_with_each_topic_description(store):
+    enc = HashEmbedder()
+    h = Hierarchy(store.con, enc, None, DEFAULT.with_(theta_topic=-1.0))  # every episode joins topic 1
+    for i in range(1, 6):  # one-round episodes two days apart
+        h.insert(i, rnd(i, f"swim pool laps lane {i} and a note {i * 7}", T0 + timedelta(days=2 * i)), {})
+        topics = h.tree(["topic"])
+        if i > 2:  # the topic has two closed episodes or more
+            tid = topics[0].node_id
+            desc = h.node(tid).description
+            v = enc.encode([desc])[0]
+            v /= np.linalg.norm(v)
+            np.testing.assert_allclose(_stored_text(store.con, tid), v, atol=1e-6)
+            # what the next closing episode is compared with is that description's embedding
+            best, score = h._state.topics.best(v, None, 1.0, 0.0)
+            assert best == tid and score == pytest.approx(1.0, abs=1e-5)
+
+
+@pytest.mark.parametrize("first,second", [("centroid", "description"), ("description", "centroid")])
+def test_a_memory_built_in_one_mode_continues_in_the_other(tmp_path, image_encoder, first, second):
+    rounds = _script_rounds()
+    st = Store(tmp_path / "m.duckdb")
+    h = Hierarchy(st.con, HashEmbedder(), image_encoder, DEFAULT.with_(hierarchy_compare=first))
+    with st.transaction(), h.batch():
+        build(h, rounds[:7])
+    h2 = Hierarchy(st.con, HashEmbedder(), image_encoder, DEFAULT.with_(hierarchy_compare=second))
+    with st.transaction(), h2.batch():
+        build(h2, rounds[7:], start=8)
+    with st.transaction():
+        h2.finalize()
+    missing = st.con.execute("SELECT count(*) FROM nodes WHERE text_emb IS NULL").fetchone()[0]
+    events = st.con.execute("SELECT count(*) FROM nodes WHERE level = 'event'").fetchone()[0]
+    orphans = st.con.execute("SELECT count(*) FROM nodes WHERE level <> 'topic' AND parent_id IS NULL").fetchone()[0]
+    assert (missing, events, orphans) == (0, len(rounds), 0)
     st.close()

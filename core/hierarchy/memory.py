@@ -15,16 +15,24 @@ Construction, one round at a time in round order (`Hierarchy.insert`):
   the normalized mean of its image-bearing events'. A topic is refreshed the
   same way from its episodes when one joins.
 
-What is compared (a deliberate deviation from the paper, for speed; see
-bench/build_bench.py): the paper compares a new event with the embedding of
-the open episode's *re-embedded description*, and a closing episode with each
-topic's description embedding. Here the text side of both comparisons is a
-running centroid: the normalized mean of the open episode's event embeddings,
-and the normalized mean of a topic's member episodes' (description)
-embeddings. Description embeddings are still computed and stored (text_emb)
-for search, but no longer one encoder call per insert: the stored vectors
-follow eq. 11, only the construction decisions use centroids. Visual sides
-are unchanged (they were means already).
+What is compared, `config.hierarchy_compare`:
+
+- "description" (the default, the paper's eq. 11-13): a new event is compared
+  with the open episode's description embedding, and that description is
+  regenerated and re-embedded after each insertion (one encoder call per
+  insert once the episode has two events); a closing episode is compared with
+  each topic's description embedding, which is regenerated and re-embedded
+  each time a topic gains an episode.
+- "centroid" (faster, for large histories; see bench/build_bench.py and
+  bench/hierarchy_semantics.py): the text side of both comparisons is a
+  running centroid, the normalized mean of the open episode's event
+  embeddings and of a topic's member episodes' embeddings. Descriptions are
+  still generated and embedded (the stored text_emb follows eq. 11, so search
+  is the same), but once per batch instead of once per insert.
+
+Visual sides are the same in both modes (means of image-bearing members).
+A memory can be continued in the other mode: the state a mode needs is
+recomputed from the stored nodes on load.
 
 Cost: construction reads nothing from the table per insert (the open episode,
 the topic centroids and the topic row stats live in memory, reloaded when
@@ -61,6 +69,7 @@ All writes happen on the caller's connection inside the caller's transaction.
 from __future__ import annotations
 
 import json
+from collections import deque
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -132,6 +141,7 @@ class Hierarchy:
         self.fallbacks: list[str] = []  # descriptions that fell back from the LLM to extractive
         self._index = EmbeddingIndex(con)
         self._state: _State | None = None  # construction state, loaded on the first insert / finalize
+        self._exact = config.hierarchy_compare == "description"
         self._deferred = False  # inside batch()
 
     # ------------------------------------------------------------------ construction
@@ -182,7 +192,10 @@ class Hierarchy:
         closed_id = None
         if episode is not None:
             gap_hours = abs((t - episode.node.t_end).total_seconds()) / 3600.0
-            similarity = fused_similarity(tvec, vvec, episode.text_centroid(), episode.vis_centroid(),
+            if self._exact and episode.described != len(episode.members):
+                self._describe_episodes([episode])  # loaded from a memory built in the other mode
+            ep_text = episode.node.text_emb if self._exact else episode.text_centroid()
+            similarity = fused_similarity(tvec, vvec, ep_text, episode.vis_centroid(),
                                           self.config.w_text, self.config.w_visual)
             if not (gap_hours <= self.config.episode_max_gap_hours and similarity > self.config.theta_epi):
                 episode.node.closed = True
@@ -196,6 +209,9 @@ class Hierarchy:
             st.open = episode
         event.parent_id = episode.node.node_id
         episode.add(event)
+        if self._exact:
+            # eq. 11 after each insertion: the next event is compared with this description's embedding
+            self._describe_episodes([episode])
         st.new_events[ev_id] = event
         st.dirty_episodes[episode.node.node_id] = episode
         st.last_order = round_order
@@ -266,6 +282,8 @@ class Hierarchy:
         if st is not None and (self._deferred or self._stored_signature(st) == st.check):
             return st
         self._state = st = _State.load(self.con)
+        if self._exact:
+            self._load_topic_descriptions(st)
         st.check = self._signature(st)
         return st
 
@@ -323,7 +341,7 @@ class Hierarchy:
         if describe_topics and st.open is not None and st.open.described != len(st.open.members):
             st.dirty_episodes[st.open.node.node_id] = st.open  # it waited since an earlier batch
         if not (st.new_events or st.dirty_episodes or st.dirty_topics or st.deleted_topics or st.closing
-                or (describe_topics and st.undescribed)):
+                or (describe_topics and (st.undescribed or st.unsaved_topics))):
             return {}
         self._index.invalidate()
         # inside a build the open episode usually grows on: its description waits for it to close
@@ -341,6 +359,12 @@ class Hierarchy:
                 topic_id = "tp:" + episode.node.node_id.split(":", 1)[1]
             n = episode.node
             st.topics.add(topic_id, n.text_emb, n.vis_emb, n.t_start, n.t_end, n.first_order, n.last_order)
+            if self._exact:
+                # the topic's description is regenerated now: the next closing episode is compared with it
+                window = self._member_window(st, topic_id)
+                window.add(n.description)
+                st.topic_desc[topic_id] = self._topic_description(window.texts(), st.topics.stats[topic_id])
+                st.topics.set_text(topic_id, st.topic_desc[topic_id][1])
             n.parent_id = topic_id
             st.dirty_topics.add(topic_id)
             st.deleted_topics.discard(topic_id)
@@ -421,7 +445,9 @@ class Hierarchy:
                 members = members + [extra.node.description]
                 times.append((extra.node.t_start, extra.node.t_end, extra.node.first_order, extra.node.last_order))
             node = NodeRow(node_id=tid, level="topic", parent_id=None, description="")
-            if n_members == 1:
+            if extra is None and tid in st.topic_desc:  # described when it gained its last member
+                node.description, node.text_emb = st.topic_desc[tid]
+            elif n_members == 1:
                 only = members[-1] if members else ""
                 node.description = only if len(only) <= MAX_CHARS else describe([only])
                 node.text_emb = first_text
@@ -463,6 +489,46 @@ class Hierarchy:
         for tid, desc in rows:
             out.setdefault(tid, []).append(desc or "")
         return out
+
+    def _member_window(self, st: "_State", topic_id: str) -> "_MemberWindow":
+        """The member descriptions `topic_id` is described from (loaded from the table on first use)."""
+        if st.windows is None:
+            st.windows = {}
+            stored = self._topic_member_texts(sorted(st.stored_topics)) if st.stored_topics else {}
+            for tid, texts in stored.items():
+                w = st.windows[tid] = _MemberWindow()
+                for t in texts:
+                    w.add(t)
+        return st.windows.setdefault(topic_id, _MemberWindow())
+
+    def _topic_description(self, texts: list[str], stats) -> tuple[str, np.ndarray]:
+        """(description, text embedding) of a topic from its member descriptions, as `_write_topics` makes them."""
+        if len(texts) == 1:
+            only = texts[0]
+            return (only if len(only) <= MAX_CHARS else describe([only])), stats.first_text
+        desc = self._describe("topic", _bounded(texts))
+        return desc, normalize(self.text_encoder.encode([desc])[0])
+
+    def _load_topic_descriptions(self, st: "_State") -> None:
+        """Paper-exact mode: compare with each topic's stored description embedding (recomputed when missing)."""
+        if not len(st.topics):
+            return
+        order = "WHERE level = 'topic' ORDER BY node_id"
+        rows = self.con.execute(f"SELECT node_id, description, closed FROM nodes {order}").fetchall()
+        embs = nodes.vectors(self.con.execute(f"SELECT text_emb FROM nodes {order}").fetchnumpy()["text_emb"],
+                             len(rows))
+        redo = []
+        for (tid, desc, closed), emb in zip(rows, embs):
+            if tid not in st.topics.row:
+                continue  # only provisionally attached: not a topic of closed episodes yet
+            if closed and emb is not None:
+                st.topic_desc[tid] = (desc or "", emb)
+                st.topics.set_text(tid, emb)
+            else:  # waiting for a description (centroid mode) or describing the provisional member too
+                redo.append(tid)
+        for tid in redo:
+            st.topic_desc[tid] = self._topic_description(self._member_window(st, tid).texts(), st.topics.stats[tid])
+            st.topics.set_text(tid, st.topic_desc[tid][1])
 
     def _text_vector(self, text: str, given: np.ndarray | None, round_id: str) -> np.ndarray:
         if given is None:
@@ -659,6 +725,20 @@ def _bounded(texts: list[str]) -> list[str]:
     return texts[:TOPIC_FIRST_MEMBERS] + texts[-TOPIC_LATEST_MEMBERS:]
 
 
+class _MemberWindow:
+    """A topic's first TOPIC_FIRST_MEMBERS and latest TOPIC_LATEST_MEMBERS member descriptions (see _bounded)."""
+
+    def __init__(self) -> None:
+        self.first: list[str] = []
+        self.tail: deque[str] = deque(maxlen=TOPIC_LATEST_MEMBERS)
+
+    def add(self, text: str) -> None:
+        (self.first if len(self.first) < TOPIC_FIRST_MEMBERS else self.tail).append(text)
+
+    def texts(self) -> list[str]:
+        return self.first + list(self.tail)
+
+
 @dataclass
 class _Episode:
     """An episode under construction: its row, its events, and running sums of their vectors."""
@@ -708,6 +788,10 @@ class _State:
     deleted_topics: set[str] = field(default_factory=set)
     undescribed: set[str] = field(default_factory=set)  # topics stored with a stale description, text_emb NULL
     unsaved_topics: set[str] = field(default_factory=set)  # topics whose topic_sums row is behind
+    # paper-exact mode: each topic's (description, embedding) from its closed members, and the member
+    # descriptions it is made from (loaded on first use)
+    topic_desc: dict[str, tuple[str, np.ndarray]] = field(default_factory=dict)
+    windows: dict[str, "_MemberWindow"] | None = None
     check: tuple = ()
 
     @classmethod

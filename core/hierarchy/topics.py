@@ -2,7 +2,9 @@
 
 A topic is compared with a closing episode through the normalized mean of its
 closed member episodes' text embeddings (and of their visual embeddings), kept
-here as float64 sums updated when an episode joins. Sums are accumulated in
+here as float64 sums updated when an episode joins; in the paper-exact mode
+(`hierarchy_compare="description"`) the hierarchy replaces the text side with
+the topic's description embedding (`set_text`) after each join. Sums are accumulated in
 member round order both when episodes join and when the table is recomputed
 from the stored episodes, so a memory built in several calls compares exactly
 like one built at once.
@@ -89,6 +91,15 @@ class TopicTable:
             s.first_order = min(s.first_order, first_order)
             s.last_order = max(s.last_order, last_order)
         self._set_row(i)
+
+    def set_text(self, topic_id: str, text: np.ndarray) -> None:
+        """Compare closing episodes with `text` for this topic (its description embedding) instead of
+        its centroid, until the topic next gains a member. Raises KeyError for an unknown topic."""
+        i = self.row[topic_id]
+        t = _unit(np.asarray(text, np.float32).astype(np.float64))
+        if t.size != self._text.shape[1]:
+            raise ValueError(f"topic {topic_id}: text embedding of length {t.size}, expected {self._text.shape[1]}")
+        self._text[i] = t
 
     def text_centroid(self, topic_id: str) -> np.ndarray:
         return _unit(self._text_sum[self.row[topic_id]])

@@ -44,6 +44,18 @@ with st.expander("Limits"):
     st.caption(f"The browser upload is also capped at {server_mb} MB per file by the server "
                "(`streamlit run app.py --server.maxUploadSize N`).")
 
+_COMPARE = {"description": "the episode's description (paper; re-embedded after each round)",
+            "centroid": "the mean of the episode's rounds (faster on long histories)"}
+with st.expander("Retrieval memory"):
+    mode = st.radio("Compare a new round with", list(_COMPARE), format_func=_COMPARE.get,
+                    index=list(_COMPARE).index(cfg.hierarchy_compare), key="upl_hier_compare")
+    over = dict(state.get(state.CONFIG_OVERRIDES) or {})
+    over["hierarchy_compare"] = mode
+    state.put(state.CONFIG_OVERRIDES, over)
+    cfg = config()
+    st.caption("Either way an episode's stored embedding is its description's, so search is the same; the "
+               "grouping differs (`bench/hierarchy_semantics.py`). A memory can be continued in the other mode.")
+
 store = store_or_none(path) if Path(path).exists() else None
 if store is not None:
     s = store.summary()

@@ -18,22 +18,33 @@ store = page_store(path)
 version = memory_version(store)
 
 
+MAX_PICKABLE = 2000  # options of the node picker (search and "open a member" reach the others)
+
+
+def _node_dict(n, weight: int | None = None) -> dict:
+    d = {"node_id": n.node_id, "level": n.level, "parent_id": n.parent_id, "label": n.label,
+         "n_members": n.n_members, "t_start": n.t_start, "t_end": n.t_end, "first_order": n.first_order}
+    if weight is not None:
+        d["weight"] = weight
+    return d
+
+
 @st.cache_data(show_spinner=False, max_entries=8)
-def tree(path: str, version: str) -> list[dict]:
-    """Every node without embeddings (plain dicts), topics first."""
+def tree(path: str, version: str, with_events: bool) -> list[dict]:
+    """The nodes without embeddings (plain dicts), topics first; without events, an episode weighs its events."""
     h = Hierarchy(open_store(path).con, None, None)
-    return [{"node_id": n.node_id, "level": n.level, "parent_id": n.parent_id, "label": n.label,
-             "n_members": n.n_members, "t_start": n.t_start, "t_end": n.t_end, "first_order": n.first_order}
-            for n in h.tree()]
+    levels = ("topic", "episode", "event") if with_events else ("topic", "episode")
+    return [_node_dict(n, None if with_events or n.level != "episode" else n.n_members) for n in h.tree(levels)]
 
 
-nodes = tree(path, version)
+counts = Hierarchy(store.con, None, None).counts()
+with_events = sum(counts.values()) <= charts.MAX_DRAWN  # else drawn without its events
+nodes = tree(path, version, with_events)
 if not nodes:
     st.info("The hierarchy is empty: no round has been processed yet.")
     st.stop()
 
 by_id = {n["node_id"]: n for n in nodes}
-counts = {lvl: sum(n["level"] == lvl for n in nodes) for lvl in ("topic", "episode", "event")}
 c1, c2, c3 = st.columns(3)
 c1.metric("Topics", counts["topic"])
 c2.metric("Episodes", counts["episode"])
@@ -45,6 +56,20 @@ def _hierarchy(search: bool = False) -> Hierarchy:
     if search:
         return Hierarchy(store.con, resources.text_encoder(), resources.image_encoder(), config())
     return Hierarchy(store.con, None, None, config())
+
+
+def _add_node(nid: str) -> None:
+    """Load a node missing from a tree drawn without events (a hit, a picked member) under its episode."""
+    if nid in by_id:
+        return
+    info_n = Hierarchy(store.con, None, None).node(nid)
+    if info_n is None:
+        return
+    by_id[nid] = _node_dict(info_n)
+    nodes.append(by_id[nid])
+    parent = by_id.get(info_n.parent_id)
+    if parent is not None and "weight" in parent:  # the event is drawn now: its episode weighs one less
+        parent["weight"] = max(0, parent["weight"] - 1)
 
 
 # ------------------------------------------------------------------ search
@@ -67,6 +92,8 @@ if query.strip():
                  + (f" (this memory was built with the text encoder `{enc_built}`)" if enc_built else ""))
         found = []
     hits = dict(found)
+    for nid in hits:
+        _add_node(nid)
     if found and st.session_state.get("_hier_last_query") != (query, scope, k):
         st.session_state[state.SELECTED_NODE] = found[0][0]  # a new search opens its best hit
     st.session_state["_hier_last_query"] = (query, scope, k)
@@ -81,8 +108,12 @@ if query.strip():
 
 # ------------------------------------------------------------------ tree
 kind = st.radio("View", ["sunburst", "treemap"], horizontal=True, key="hier_kind")
-selectable = [n["node_id"] for n in nodes if n["level"] in ("topic", "episode")] + list(hits)
-selectable = list(dict.fromkeys(selectable))
+selectable = [n["node_id"] for n in nodes if n["level"] in ("topic", "episode")]
+if len(selectable) > MAX_PICKABLE:  # topics first (tree order), then as many episodes as fit
+    selectable = selectable[:MAX_PICKABLE]
+selectable = list(dict.fromkeys(list(hits) + selectable))
+if st.session_state.get(state.SELECTED_NODE):
+    _add_node(st.session_state[state.SELECTED_NODE])
 if st.session_state.get(state.SELECTED_NODE) not in by_id:
     st.session_state[state.SELECTED_NODE] = next(iter(hits), selectable[0] if selectable else nodes[0]["node_id"])
 selected = st.session_state[state.SELECTED_NODE]
@@ -93,7 +124,12 @@ for nid in hits:
     while p and p in by_id and p not in shown_hits:
         shown_hits[p] = hits[nid]
         p = by_id[p].get("parent_id")
-st.plotly_chart(charts.hierarchy_figure(nodes, hits=shown_hits, kind=kind, selected=selected), width="stretch",
+hidden = 0 if with_events else counts["event"] - sum(n["level"] == "event" for n in nodes)
+drawn, note = charts.bound_tree(nodes, charts.MAX_DRAWN, keep=[*shown_hits, selected], hidden_events=hidden)
+if note:
+    st.caption(f"Drawn: {len(drawn):,} of {sum(counts.values()):,} nodes. {note} Search or pick a node to open "
+               "any of them.")
+st.plotly_chart(charts.hierarchy_figure(drawn, hits=shown_hits, kind=kind, selected=selected), width="stretch",
                 key="hier_fig")
 
 # ------------------------------------------------------------------ node details

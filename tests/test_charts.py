@@ -152,3 +152,66 @@ def test_attribution_figure_has_one_signed_bar_per_unit_in_evidence_order():
 def test_attribution_figure_without_units_is_empty_but_valid():
     fig = charts.attribution_figure([])
     assert list(fig.data[0].x) == [] and fig.layout.height >= 200
+
+
+def _big_tree(topics: int, episodes_per_topic: int, events_per_episode: int) -> list[dict]:
+    nodes = []
+    for t in range(topics):
+        tid = f"tp{t}"
+        size = episodes_per_topic + (t % 3)  # topics of different sizes
+        nodes.append({"node_id": tid, "level": "topic", "parent_id": None, "label": tid, "n_members": size,
+                      "first_order": t})
+        for e in range(size):
+            eid = f"ep{t}.{e}"
+            nodes.append({"node_id": eid, "level": "episode", "parent_id": tid, "label": eid,
+                          "n_members": events_per_episode, "first_order": t})
+            nodes += [{"node_id": f"ev{t}.{e}.{k}", "level": "event", "parent_id": eid, "label": "x", "n_members": 1}
+                      for k in range(events_per_episode)]
+    return nodes
+
+
+def _weights(nodes: list[dict]) -> int:
+    return sum(n.get("weight", 1 if n["level"] == "event" else 0) for n in nodes)
+
+
+def test_bound_tree_leaves_a_small_tree_alone():
+    nodes = _big_tree(2, 2, 2)
+    drawn, note = charts.bound_tree(nodes, max_nodes=len(nodes))
+    assert drawn == nodes and note is None
+
+
+def test_bound_tree_counts_events_in_their_episodes_and_keeps_hits():
+    nodes = _big_tree(5, 3, 10)  # 5 topics, 19 episodes, 190 events
+    n_events = sum(n["level"] == "event" for n in nodes)
+    drawn, note = charts.bound_tree(nodes, max_nodes=100, keep=["ev1.0.3"])
+    assert len(drawn) <= 100 and _weights(drawn) == n_events  # sizes stay true
+    assert {n["node_id"] for n in drawn if n["level"] == "event"} == {"ev1.0.3"}
+    assert next(n for n in drawn if n["node_id"] == "ep1.0")["weight"] == 9  # its kept event is drawn
+    assert f"{n_events - 1} events are counted in their episodes" in note
+
+
+def test_bound_tree_draws_the_largest_topics_and_groups_the_rest():
+    nodes = _big_tree(300, 4, 3)
+    n_events = sum(n["level"] == "event" for n in nodes)
+    drawn, note = charts.bound_tree(nodes, max_nodes=200, keep=["ev7.0.0"])
+    assert len(drawn) <= 200 and _weights(drawn) == n_events
+    ids = {n["node_id"] for n in drawn}
+    assert "tp7" in ids and "ev7.0.0" in ids  # the topic holding a search hit is drawn although small
+    other = next(n for n in drawn if n["node_id"] == "other-topics")
+    topics_drawn = [n for n in drawn if n["level"] == "topic" and n["node_id"] != "other-topics"]
+    assert other["n_members"] == 300 - len(topics_drawn)
+    sizes = {n["node_id"]: n["n_members"] for n in nodes if n["level"] == "topic"}
+    smallest_drawn = min(sizes[t["node_id"]] for t in topics_drawn if t["node_id"] != "tp7")
+    assert smallest_drawn >= max(sizes.values()) - 1  # the largest topics come first
+    assert f"the {len(topics_drawn)} largest of 300 topics" in note
+    fig = charts.hierarchy_figure(drawn, kind="treemap")  # and the bounded tree still draws
+    assert len(fig.data[0].ids) == len(drawn) + 1
+
+
+def test_bound_tree_notes_events_the_caller_left_out_and_rejects_a_zero_bound():
+    nodes = [dict(n, weight=n["n_members"]) if n["level"] == "episode" else n
+             for n in _big_tree(2, 2, 5) if n["level"] != "event"]
+    drawn, note = charts.bound_tree(nodes, max_nodes=100, hidden_events=25)
+    assert _weights(drawn) == 25 and note.startswith("25 events are counted")
+    with pytest.raises(ValueError, match="max_nodes"):
+        charts.bound_tree(nodes, max_nodes=0)

@@ -166,8 +166,9 @@ def hierarchy_figure(nodes: Sequence[Mapping], *, hits: Mapping[str, float] | No
         lbl = n.get("label") or n["node_id"]
         labels.append(f"{lbl[:40]}" + (f" ({n.get('n_members', 0)})" if n["level"] != "event" else ""))
         parents.append(parent)
-        # leaves carry the count; branchvalues="remainder" lets parents add up their children
-        values.append(1 if n["level"] == "event" else 0)
+        # leaves carry the count; branchvalues="remainder" lets parents add up their children. A node may
+        # carry its own "weight": the events it stands for that are not drawn (see bound_tree)
+        values.append(n.get("weight", 1 if n["level"] == "event" else 0))
         if n["node_id"] in hits:
             colors.append(HIT_COLOR)
         elif n["node_id"] == selected:
@@ -183,6 +184,75 @@ def hierarchy_figure(nodes: Sequence[Mapping], *, hits: Mapping[str, float] | No
     ))
     fig.update_layout(height=560, margin=dict(l=0, r=0, t=30, b=0))
     return fig
+
+
+MAX_DRAWN = 4000  # sectors of a hierarchy figure a browser draws quickly
+
+
+def bound_tree(nodes: Sequence[Mapping], max_nodes: int = 4000, keep: Sequence[str] = (), hidden_events: int = 0
+               ) -> tuple[list[dict], str | None]:
+    """At most about `max_nodes` of a hierarchy's nodes to draw, and a note saying what was left out.
+
+    A browser cannot draw a sunburst of 100k sectors. Over the bound, events are
+    left out (each episode then weighs its event count; events listed in `keep`,
+    e.g. search hits, stay); if topics and episodes alone are still over it, the
+    topics holding a `keep` node (always, even past the bound) and then the
+    largest ones are drawn with their episodes, and the rest become one "smaller
+    topics" sector weighing their events.
+    Sizes stay true: every sector still weighs the events under it.
+    hidden_events: events the caller already left out (its episodes carry a
+    "weight"), for the note. Returns the nodes unchanged, and None or the note
+    on hidden events, when they fit. Raises ValueError for max_nodes < 1.
+    """
+    if max_nodes < 1:
+        raise ValueError(f"max_nodes must be >= 1, got {max_nodes}")
+    if len(nodes) <= max_nodes:
+        note = f"{hidden_events:,} events are counted in their episodes, not drawn one by one." if hidden_events else None
+        return [dict(n) for n in nodes], note
+    keep = set(keep)
+    by_id = {n["node_id"]: n for n in nodes}
+    kept_events = [dict(n) for n in nodes if n["level"] == "event" and n["node_id"] in keep]
+    shown_under: dict[str, int] = {}
+    for e in kept_events:
+        shown_under[e.get("parent_id")] = shown_under.get(e.get("parent_id"), 0) + 1
+    episodes = [dict(n) if "weight" in n else
+                dict(n, weight=max(0, int(n.get("n_members") or 0) - shown_under.get(n["node_id"], 0)))
+                for n in nodes if n["level"] == "episode"]
+    topics = [dict(n) for n in nodes if n["level"] == "topic"]
+    n_events = hidden_events + sum(n["level"] == "event" and n["node_id"] not in keep for n in nodes)
+    note = f"{n_events:,} events are counted in their episodes, not drawn one by one"
+    if len(topics) + len(episodes) + len(kept_events) <= max_nodes:
+        return topics + episodes + kept_events, note + "."
+    under: dict[str, list[dict]] = {}
+    for e in episodes:
+        under.setdefault(e.get("parent_id"), []).append(e)
+    wanted = {n["node_id"] for n in topics} & ({by_id.get(k, {}).get("parent_id") for k in keep} | keep)
+    for k in keep:  # a kept event's topic is its episode's parent
+        ep = by_id.get(by_id.get(k, {}).get("parent_id") or "")
+        if ep is not None and ep.get("parent_id"):
+            wanted.add(ep["parent_id"])
+
+    def events_of(t: dict) -> int:
+        return sum(e["weight"] for e in under.get(t["node_id"], []))
+
+    order = sorted(topics, key=lambda t: (t["node_id"] not in wanted, -events_of(t), t.get("first_order") or 0))
+    budget = max_nodes - 1 - len(kept_events) - len(under.get(None, []))
+    drawn, rest = [], []
+    for t in order:
+        cost = 1 + len(under.get(t["node_id"], []))
+        if t["node_id"] in wanted or cost <= budget:  # a hit's topic is always drawn
+            drawn.append(t)
+            budget -= cost
+        else:
+            rest.append(t)
+    ids = {t["node_id"] for t in drawn}
+    out = drawn + [e for e in episodes if e.get("parent_id") in ids or e.get("parent_id") is None]
+    drawn_eps = {e["node_id"] for e in out}
+    out += [e for e in kept_events if e.get("parent_id") in drawn_eps]
+    if rest:
+        out.append({"node_id": "other-topics", "level": "topic", "parent_id": None, "n_members": len(rest),
+                    "label": f"{len(rest):,} smaller topics", "weight": sum(events_of(t) for t in rest)})
+    return out, note + f"; the {len(drawn):,} largest of {len(topics):,} topics are drawn with their episodes."
 
 
 def scores_figure(candidates: Sequence[Mapping]) -> go.Figure:

@@ -32,6 +32,9 @@ from .errors import InputError
 
 DDL = ("CREATE TABLE IF NOT EXISTS unit_utility(unit_key VARCHAR PRIMARY KEY, sum DOUBLE, count INTEGER, "
        "updated TIMESTAMP)")
+# the rewards of each identified rating, so rating the same answer again replaces its rewards
+RATINGS_DDL = ("CREATE TABLE IF NOT EXISTS unit_ratings(rating_id VARCHAR, unit_key VARCHAR, reward DOUBLE, "
+               "PRIMARY KEY (rating_id, unit_key))")
 OVERFETCH = 3  # the wrapped retrieval fetches k * OVERFETCH candidates so utility can promote beyond the top k
 
 
@@ -101,6 +104,7 @@ class UtilityStore:
         cur = self.con.cursor()
         try:
             cur.execute(DDL)
+            cur.execute(RATINGS_DDL)
         except duckdb.Error as e:
             if "read-only" not in str(e).lower() and "read only" not in str(e).lower():
                 raise
@@ -117,16 +121,19 @@ class UtilityStore:
         finally:
             cur.close()
 
-    def add(self, rewards: Mapping[str, float]) -> None:
+    def add(self, rewards: Mapping[str, float], rating_id: str | None = None) -> None:
         """Add one rated answer: sum += reward and count += 1 for each unit, in one transaction.
 
-        Raises InputError for a non-finite reward or a read-only memory.
+        rating_id: identifies the rated answer; when that answer was rated
+        before, its earlier rewards are taken back first (a changed or repeated
+        verdict counts once). Raises InputError for a non-finite reward or a
+        read-only memory.
         """
         items = [(str(k), float(r)) for k, r in rewards.items()]
         for k, r in items:
             if r != r or r in (float("inf"), float("-inf")):
                 raise InputError("utility", k, f"reward {r} is not a finite number")
-        if not items:
+        if not items and rating_id is None:
             return
         self._create()
         if not self.writable:
@@ -136,6 +143,17 @@ class UtilityStore:
             try:
                 cur.execute("BEGIN TRANSACTION")
                 try:
+                    if rating_id is not None:
+                        old = cur.execute("SELECT unit_key, reward FROM unit_ratings WHERE rating_id = ?",
+                                          [rating_id]).fetchall()
+                        for k, r in old:
+                            cur.execute("UPDATE unit_utility SET sum = sum - ?, count = count - 1, updated = now() "
+                                        "WHERE unit_key = ?", [r, k])
+                        cur.execute("DELETE FROM unit_utility WHERE count <= 0 AND unit_key IN "
+                                    "(SELECT unit_key FROM unit_ratings WHERE rating_id = ?)", [rating_id])
+                        cur.execute("DELETE FROM unit_ratings WHERE rating_id = ?", [rating_id])
+                        for k, r in items:
+                            cur.execute("INSERT INTO unit_ratings VALUES (?, ?, ?)", [rating_id, k, r])
                     for k, r in items:
                         cur.execute(
                             "INSERT INTO unit_utility VALUES (?, ?, 1, now()) ON CONFLICT (unit_key) DO UPDATE "
@@ -148,10 +166,14 @@ class UtilityStore:
             finally:
                 cur.close()
 
-    def rate(self, attribution, correct: bool) -> dict[str, float]:
-        """Record a person's verdict on an answer; returns the rewards added (see rewards_from_rating)."""
+    def rate(self, attribution, correct: bool, rating_id: str | None = None) -> dict[str, float]:
+        """Record a person's verdict on an answer; returns the rewards added (see rewards_from_rating).
+
+        With `rating_id` (e.g. a fingerprint of the trace) a second verdict on
+        the same answer replaces the first instead of counting twice.
+        """
         rewards = rewards_from_rating(attribution, correct)
-        self.add(rewards)
+        self.add(rewards, rating_id=rating_id)
         return rewards
 
     def get(self, key: str) -> Utility:

@@ -57,6 +57,22 @@ def test_rating_flips_the_sign_for_wrong_answers_and_skips_computed_units(store)
         rewards_from_rating(result(("ev:1", 1.0, "event"), reference="gold"), True)
 
 
+def test_rating_the_same_answer_again_replaces_its_rewards(store):
+    res = result(("ev:1", 0.75, "event"), ("sleep_log:S1:R1", 0.25, "row"))
+    other = result(("ev:1", 0.5, "event"))
+    u = UtilityStore(store.con)
+    u.rate(other, correct=True, rating_id="trace-B")  # another answer's rating stays throughout
+    u.rate(res, correct=True, rating_id="trace-A")
+    u.rate(res, correct=True, rating_id="trace-A")  # a double click
+    assert (u.get("ev:1").sum, u.get("ev:1").count) == (pytest.approx(1.25), 2)
+    u.rate(res, correct=False, rating_id="trace-A")  # a changed verdict replaces the first
+    assert (u.get("ev:1").sum, u.get("ev:1").count) == (pytest.approx(-0.25), 2)
+    assert (u.get("sleep_log:S1:R1").sum, u.get("sleep_log:S1:R1").count) == (pytest.approx(-0.25), 1)
+    u.add({}, rating_id="trace-A")  # withdrawn: only the other answer's reward is left
+    assert (u.get("ev:1").sum, u.get("ev:1").count) == (pytest.approx(0.5), 1)
+    assert u.get("sleep_log:S1:R1").count == 0 and "sleep_log:S1:R1" not in {x.unit_key for x in u.all()}
+
+
 def test_unit_keys():
     assert unit_key({"unit": "ev:S1:R1", "kind": "event"}) == "ev:S1:R1"
     assert unit_key({"unit_id": "workout:S2:R1", "kind": "row"}) == "workout:S2:R1"

@@ -122,7 +122,8 @@ ps = plan_state["state"]
 trace = state.get(state.LAST_TRACE)
 st.divider()
 st.markdown(f"**Question:** {ps.question} · ablation `{ps.ablation}` · planner `{ps.plan.planner}`"
-            + (f" · intent `{ps.plan.intent}`" if ps.plan.intent else ""))
+            + (f" · intent `{ps.plan.intent}`" if ps.plan.intent else "")
+            + (f" · LLM mode `{_engine().mode}`" if _engine().mode != "rules" else ""))
 
 # ------------------------------------------------------------------ planning context
 with st.expander(f"Planning context: {len(ps.context.candidates)} candidate(s), "
@@ -235,7 +236,8 @@ def _rate(tr: dict, correct: bool) -> None:
     if entry is None:
         return
     try:
-        rewards = UtilityStore(_engine().con).rate(entry["result"], correct)
+        # keyed by the trace: rating the same answer again replaces the earlier verdict
+        rewards = UtilityStore(_engine().con).rate(entry["result"], correct, rating_id=fingerprint(tr))
     except InputError as e:
         st.session_state["_ask_attr_error"] = str(e)
         return
@@ -321,8 +323,10 @@ if trace is not None:
     with st.expander(f"Tokens and time: {trace['tokens']['prompt'] + trace['tokens']['completion']} token(s), "
                      f"{ms.get('total', 0):.0f} ms, {cost_text(_model, **_token_kw(trace))}"):
         st.dataframe(usage_rows(trace), hide_index=True, width="stretch")
-        st.caption(f"Model: `{_model or 'none (rule-based planner and answerer)'}` · estimated cost "
-                   f"{cost_text(_model, **_token_kw(trace))} (list prices in core.llm.PRICES_PER_1M)")
+        st.caption(f"Model: `{_model or 'none (rule-based planner and answerer)'}`"
+                   + (f" · mode `{trace.get('mode')}`" if _model and trace.get("mode") else "")
+                   + f" · estimated cost {cost_text(_model, **_token_kw(trace))} "
+                     "(list prices in core.llm.PRICES_PER_1M)")
     for fb in trace.get("fallbacks") or []:
         st.caption(f"fallback: {fb}")
     st.markdown("**Evidence**")

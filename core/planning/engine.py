@@ -4,6 +4,16 @@
     engine = QueryEngine(con, text_encoder, config, llm=llm)  # LLM planner + answerer
     trace = engine.ask("How long did I sleep on average in March?")
 
+With a model, `config.llm_mode` chooses how it works: "guided" (default) shows
+the planner the rule-based plan as a draft (kept as is when the model keeps
+its tools) and the answerer the rule-based answer as a draft, and keeps that
+draft when the model's answer drops or contradicts a computed value
+(core.planning.answer.check_answer); under a plan of the model's own, its
+SemanticMatch steps search with the question itself (no model call). "free"
+lets the model plan and answer from the planning context alone. The trace
+records the mode and every fallback. A vision model also gets the evidence
+rounds' images (at most EVIDENCE_IMAGES, downscaled to IMAGE_MAX_SIDE pixels).
+
 `ask` runs everything; the app steps through a plan with
 `start(question, ablation) -> PlanState`, `step(state) -> PlanState` (runs
 the next step) and `finish(state) -> Trace`. Ablations (paper 4.3): full,
@@ -17,7 +27,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
-from typing import Any
+from typing import Any, Sequence
 
 import duckdb
 
@@ -34,6 +44,8 @@ from .tools import ANALYTIC_TOOLS, RETRIEVAL_TOOLS, TOOL_NAMES, Toolbox, ToolRes
 from .trace import Answer, Plan, PlanStep, StepRecord, Trace
 from .validate import ToolError
 
+EVIDENCE_IMAGES = 3  # images a vision model gets with the answer prompt
+IMAGE_MAX_SIDE = 768  # pixels: enough to read a screenshot, a fraction of the tokens of the original
 ABLATIONS = ("full", "no-analytic", "no-retrieval", "no-context", "no-progressive", "rag", "no-utility")
 MAX_QUESTION_CHARS = 4000
 
@@ -88,8 +100,36 @@ class QueryEngine:
                                  record_rounds=self._record_rounds)
         self._records: tuple[tuple, frozenset[str]] | None = None
         self.rule_answerer = RuleAnswerer(text_encoder)
-        self.llm_answerer = LLMAnswerer(llm, self.rule_answerer) if llm is not None else None
+        self.mode = config.llm_mode if llm is not None else "rules"
+        self.llm_answerer = LLMAnswerer(llm, self.rule_answerer, draft=self.mode == "guided",
+                                        images=self.evidence_images, max_images=EVIDENCE_IMAGES) \
+            if llm is not None else None
         self.backend = f"llm:{getattr(llm, 'model', '?')}" if llm is not None else "rules"
+
+    def evidence_images(self, rounds: Sequence[str], limit: int = EVIDENCE_IMAGES) -> list[bytes]:
+        """Up to `limit` images of `rounds` (in that order, then position), downscaled to IMAGE_MAX_SIDE
+        and re-encoded (JPEG, or PNG with transparency). Images without stored bytes or that cannot be
+        decoded are skipped; never raises for a bad image or a memory without images."""
+        if not rounds or limit <= 0:
+            return []
+        cur = self.con.cursor()
+        try:
+            rows = cur.execute(
+                "SELECT i.round_id, b.data FROM images i JOIN blobs b ON b.sha256 = i.sha256 "
+                "WHERE i.round_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY i.position", [list(rounds)]).fetchall()
+        except duckdb.Error:
+            return []
+        finally:
+            cur.close()
+        order = {r: k for k, r in enumerate(rounds)}
+        out: list[bytes] = []
+        for _, data in sorted(rows, key=lambda r: order.get(r[0], len(order))):
+            small = downscale(bytes(data), IMAGE_MAX_SIDE)
+            if small is not None:
+                out.append(small)
+            if len(out) >= limit:
+                break
+        return out
 
     def _record_rounds(self) -> frozenset[str]:
         """Round ids that are rows of an analytic table (cached until the tables change)."""
@@ -160,11 +200,15 @@ class QueryEngine:
         if ablation == "rag":
             plan = Plan((PlanStep("retrieve the top-10 memory units", "SemanticMatch"),), "rag", "rag")
         elif self.llm is not None:
+            # guided: the rule-based plan is the model's draft; kept, the rules instantiate it (no more calls)
+            draft = self.rules.outline(question, context, tools, now, first, catalog) \
+                if self.mode == "guided" else None
             try:
-                plan = LLMPlanner(self.llm, self.config, box).outline(question, context, tools, now, first)
+                plan = LLMPlanner(self.llm, self.config, box).outline(question, context, tools, now, first,
+                                                                      draft=draft)
             except (LLMError, ToolError) as e:
                 fallbacks.append(f"plan: LLM plan unusable ({str(e)[:200]}); rule-based plan used")
-                plan = self.rules.outline(question, context, tools, now, first, catalog)
+                plan = draft or self.rules.outline(question, context, tools, now, first, catalog)
         else:
             plan = self.rules.outline(question, context, tools, now, first, catalog)
         state = PlanState(question=question, ablation=ablation, context=context, plan=plan, tools=tools,
@@ -186,6 +230,14 @@ class QueryEngine:
             return self.rules.instantiate(state.question, state.context, sub, index - off, state.results[off:],
                                           state.budget_left, progressive=progressive, now=state.now,
                                           first=state.first)
+        if self.mode == "guided" and state.plan.steps[index].tool == "SemanticMatch":
+            # guided: the model chooses the tools but does not rewrite the search; a small model's
+            # paraphrase (or a topic scope) loses the event the question is about. Like the rule plan,
+            # search with the question at event scope, leaving one unit for each later step.
+            later = len(state.plan.steps) - index - 1
+            return Instantiation({"query_content": state.question, "retrieval_scope": "event",
+                                  "result_budget": max(1, state.budget_left - later)},
+                                 ("guided: searched with the question itself (event scope)",))
         planner = LLMPlanner(self.llm, self.config, self.toolbox(state.ablation, state.catalog))
         return planner.instantiate(state.question, state.context, state.plan, index, state.results,
                                    state.budget_left, progressive=progressive, now=state.now, first=state.first)
@@ -259,13 +311,13 @@ class QueryEngine:
         t0 = time.perf_counter()
         fallbacks = list(state.fallbacks)
         if self.llm_answerer is not None:
-            answer, fb = self.llm_answerer.answer(state.question, state.records, state.now, options=options)
+            draft = self._guided_draft(state) if self.mode == "guided" and not options else None
+            answer, fb = self.llm_answerer.answer(state.question, state.records, state.now, options=options,
+                                                  draft=draft)
             if fb:
                 fallbacks.append(fb)
         else:
-            # comparisons of two periods and yes/no readings of rows come from the rule planner's plan
-            answer = (compose_answer(state.plan, state.records) if state.plan.planner == "rules" else None) \
-                or self.rule_answerer.answer(state.question, state.records, state.now)
+            answer = self._rule_answer(state)
         t1 = time.perf_counter()
         steps_ms = sum(r.ms for r in state.records)
         ms = state.ms + (("steps", steps_ms), ("answer", (t1 - t0) * 1000),
@@ -276,11 +328,49 @@ class QueryEngine:
             planner=state.plan.planner if state.rule_from in (None, 0) else f"{state.plan.planner}+rules",
             context=state.context.candidates, plan=state.plan, steps=state.records, answer=answer,
             fallbacks=tuple(dict.fromkeys(fallbacks + notes_fb)), budget_total=self.config.evidence_budget,
-            budget_left=state.budget_left, ms=ms, now=state.now.isoformat() if state.now else None)
+            budget_left=state.budget_left, ms=ms, now=state.now.isoformat() if state.now else None,
+            mode=self.mode)
+
+    def _guided_draft(self, state: PlanState) -> Answer:
+        """The rule-based answer given to the model as its draft: from all steps when the rules planned
+        them (composite answers included); under the model's own plan, from the steps the rules
+        instantiated when there are any (the model's own analytic calls are untrusted output), else
+        from all steps."""
+        if state.plan.planner == "rules":
+            return self._rule_answer(state)
+        ruled = [r for r in state.records if r.planner == "rules"]
+        return self.rule_answerer.answer(state.question, ruled or state.records, state.now)
+
+    def _rule_answer(self, state: PlanState) -> Answer:
+        # comparisons of two periods and yes/no readings of rows come from the rule planner's plan
+        return (compose_answer(state.plan, state.records) if state.plan.planner == "rules" else None) \
+            or self.rule_answerer.answer(state.question, state.records, state.now)
 
     def ask(self, question: str, *, ablation: str = "full", options: tuple[tuple[str, str], ...] = ()) -> Trace:
         """Answer one question; returns the full Trace. Raises InputError for an empty question/bad ablation."""
         return self.finish(self.start(question, ablation), options=options)
+
+
+def downscale(data: bytes, max_side: int = IMAGE_MAX_SIDE) -> bytes | None:
+    """`data` (any image PIL reads) with its longer side at most `max_side`, as JPEG (PNG when it has
+    transparency); None when it cannot be decoded. An image already small enough keeps its bytes."""
+    import io
+
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(data)) as im:
+            if max(im.size) <= max_side and im.format in ("JPEG", "PNG", "WEBP", "GIF"):
+                return data
+            im.thumbnail((max_side, max_side), Image.Resampling.LANCZOS)
+            buf = io.BytesIO()
+            if im.mode in ("RGBA", "LA") or (im.mode == "P" and "transparency" in im.info):
+                im.convert("RGBA").save(buf, format="PNG", optimize=True)
+            else:
+                im.convert("RGB").save(buf, format="JPEG", quality=85)
+            return buf.getvalue()
+    except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
+        return None
 
 
 def _plain_args(args: Any) -> dict:

@@ -4,8 +4,9 @@ Prompts and JSON schemas come from core.prompts (plan, instantiate). Every
 model output is validated against the tool schemas by the Toolbox. Invalid
 output is first repaired where the intent is clear (names resolved to the
 catalog spelling, unknown keys dropped, operator aliases, missing
-result_budget filled, null-valued filters dropped); each repair is a note in
-the trace. When repair is impossible, or the call fails, the step reports a
+result_budget filled, null-valued filters dropped, a category the question
+names but the call does not filter on added); each repair is a note in the
+trace. When repair is impossible, or the call fails, the step reports a
 fallback and the engine replaces the rest of the plan with the rule-based
 plan, also visibly in the trace.
 
@@ -25,11 +26,13 @@ from .. import prompts
 from ..config import Config
 from ..errors import LLMError
 from ..protocols import LLM
+from .columns import match_categories
 from .context import PlanningContext
 from .dates import find_time_range
+from .intent import analyze
 from .metadata import TableMeta
 from .rule_planner import Instantiation
-from .tools import TOOL_ARGS, TOOL_NAMES, Toolbox, ToolResult
+from .tools import ANALYTIC_TOOLS, TOOL_ARGS, TOOL_NAMES, Toolbox, ToolResult
 from .trace import Plan, PlanStep
 from .validate import ToolError
 
@@ -222,4 +225,44 @@ class LLMPlanner:
             for f_in, f_out in zip(args.get(key) or [], clean.get(key) or []):
                 if isinstance(f_in, dict) and f_in.get("column") != f_out["column"]:
                     notes.append(f"repaired filter column: {str(f_in.get('column'))[:40]!r} -> {f_out['column']!r}")
+        clean = self._stated_conditions(question, step.tool, clean, budget, notes, now, first)
         return Instantiation(clean, tuple(notes), **tok)
+
+    def _stated_conditions(self, question: str, tool: str, clean: dict, budget: int, notes: list[str],
+                           now=None, first=None) -> dict:
+        """`clean` plus a filter for each value of a categorical column of its table that the question
+        names and the call leaves unfiltered ("my longest run" -> activity = run): a model that drops
+        the question's condition computes over the wrong rows. The values are found as the rule planner
+        finds them (columns.match_categories on the question's target words). Returns `clean` unchanged
+        when nothing is missing or the completed call does not validate; each added filter is a note."""
+        if tool not in ANALYTIC_TOOLS or not isinstance(clean.get("table"), str):
+            return clean
+        meta = self.toolbox.catalog().get(clean["table"])
+        if meta is None:
+            return clean
+        ref = now if isinstance(now, (date, datetime)) else date.today()
+        try:
+            a = analyze(question, ref, first if isinstance(first, (date, datetime)) else None)
+        except (ValueError, TypeError, OverflowError):
+            return clean
+        text = a.question if a.kind == "compare" else a.target_text
+        key = {"Lookup": "key_values", "Filter": "column_filters"}.get(tool, "optional_column_filters")
+        have = clean.get(key) or ({} if key == "key_values" else [])
+        filtered = set(have) if isinstance(have, dict) else {f.get("column") for f in have if isinstance(f, dict)}
+        missing = [m for m in match_categories(text, [meta]) if m.column not in filtered]
+        if not missing:
+            return clean
+        args = dict(clean)
+        if key == "key_values":
+            args[key] = {**have, **{m.column: m.filter()["value"] for m in missing}}
+        else:
+            args[key] = list(have) + [m.filter() for m in missing]
+        try:
+            _, fixed = self.toolbox.validate(tool, args, budget)
+        except ToolError:
+            return clean
+        for m in missing:
+            f = m.filter()
+            shown = ", ".join(map(str, f["value"])) if isinstance(f["value"], list) else f["value"]
+            notes.append(f"added filter {m.column} {f['op']} {shown}: the question names it and the call had none")
+        return fixed

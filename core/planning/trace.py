@@ -4,8 +4,8 @@ A `Plan` is the high-level plan [(goal, tool)] (paper 3.5.2); a `StepRecord`
 is one instantiated and executed step; a `Trace` is everything about one
 `ask`: the question, every planning-context candidate with its scores, the
 plan, each step (goal, tool, arguments, result summary, evidence units with
-round ids, budget left, tokens, ms), the answer, backend, ablation and every
-fallback. `Trace.to_dict()` is plain JSON; `Trace.from_dict(d)` rebuilds an
+round ids, budget left, tokens, ms), the answer, backend, LLM mode (rules,
+guided or free), ablation and every fallback. `Trace.to_dict()` is plain JSON; `Trace.from_dict(d)` rebuilds an
 equal Trace.
 """
 from __future__ import annotations
@@ -144,6 +144,7 @@ class Trace:
     budget_left: int = 10
     ms: tuple[tuple[str, float], ...] = ()  # per stage: context, plan, steps, answer, total
     now: str | None = None  # the history's "now" (latest round time) used for relative dates
+    mode: str = "rules"  # "rules" (no model) | "guided" | "free" (Config.llm_mode with a model)
 
     @property
     def evidence(self) -> tuple[EvidenceUnit, ...]:
@@ -173,7 +174,7 @@ class Trace:
             "context": [c.to_dict() for c in self.context], "plan": self.plan.to_dict(),
             "steps": [s.to_dict() for s in self.steps], "answer": self.answer.to_dict(),
             "fallbacks": list(self.fallbacks), "budget_total": self.budget_total, "budget_left": self.budget_left,
-            "ms": [[k, v] for k, v in self.ms], "now": self.now,
+            "ms": [[k, v] for k, v in self.ms], "now": self.now, "mode": self.mode,
             "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens},
             "evidence_rounds": list(self.evidence_rounds),
         }
@@ -188,4 +189,5 @@ class Trace:
             context=tuple(Candidate.from_dict(c) for c in d["context"]), plan=Plan.from_dict(d["plan"]),
             steps=tuple(StepRecord.from_dict(s) for s in d["steps"]), answer=Answer.from_dict(d["answer"]),
             fallbacks=tuple(d.get("fallbacks", ())), budget_total=d.get("budget_total", 10),
-            budget_left=d.get("budget_left", 10), ms=tuple((k, v) for k, v in d.get("ms", ())), now=d.get("now"))
+            budget_left=d.get("budget_left", 10), ms=tuple((k, v) for k, v in d.get("ms", ())), now=d.get("now"),
+            mode=d.get("mode", "rules"))

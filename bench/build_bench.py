@@ -1,7 +1,7 @@
 """Build throughput: rounds per second, time per stage, and the ratio to the unavoidable floor.
 
     OMP_NUM_THREADS=1 .venv/bin/python bench/build_bench.py [--rounds 1000 10000] [--images]
-        [--runs 3] [--encoder minilm|hash]
+        [--runs 3] [--encoder minilm|hash] [--compare description centroid]
 
 Builds synthetic histories (bench/synthetic.py: the demo tiled, texts varied per
 copy) into fresh memory files with the real MiniLM text encoder and rapidocr
@@ -11,7 +11,14 @@ encoder's batched call over every distinct round text (the embed stage's model
 call) plus the OCR engine's time reading each distinct image once. The ratio
 build/floor includes everything else: store, extraction, induction,
 materialization and the hierarchy with its description embeddings.
-Prints medians over --runs runs and the process's peak resident memory.
+Each size is built once per `hierarchy_compare` mode given by --compare
+("description", the paper-exact default, re-embeds the open episode's
+description after each insertion; "centroid" compares with running means),
+runs of the modes interleaved so that load changes hit both alike.
+Prints medians over --runs runs, the process's CPU seconds beside the wall
+time (the machine is shared: CPU time is the steadier figure), and its peak
+resident memory. The last line, build_floor_ratio=, is the worst ratio of the
+first mode given.
 """
 from __future__ import annotations
 
@@ -32,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from synthetic import HashTextEncoder, synthetic_history  # noqa: E402
 
 from core.build import STAGES, build  # noqa: E402
-from core.config import DEFAULT  # noqa: E402
+from core.config import DEFAULT, Config  # noqa: E402
 from core.deps import make_build_deps  # noqa: E402
 from core.store import Store  # noqa: E402
 
@@ -80,7 +87,7 @@ def text_encoder(kind: str):
 
 
 def one_build(n_rounds: int, images: bool, encoder, ocr_engine=None, folder: Path | None = None,
-              keep: Path | None = None) -> dict:
+              keep: Path | None = None, config: Config = DEFAULT) -> dict:
     """Build n_rounds synthetic rounds into a fresh memory; returns seconds, stages and the floor parts.
 
     keep: copy the built memory file there."""
@@ -91,10 +98,10 @@ def one_build(n_rounds: int, images: bool, encoder, ocr_engine=None, folder: Pat
     ocr = TimedOCR(ocr_engine or RapidOcr())
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
         with Store(Path(tmp) / "m.duckdb") as store:
-            deps = make_build_deps(DEFAULT, cache_con=store.con, text_encoder=timed, ocr=ocr)
-            t0 = time.perf_counter()
-            report = build(store, [history], deps, DEFAULT)
-            total = time.perf_counter() - t0
+            deps = make_build_deps(config, cache_con=store.con, text_encoder=timed, ocr=ocr)
+            t0, c0 = time.perf_counter(), time.process_time()
+            report = build(store, [history], deps, config)
+            total, cpu = time.perf_counter() - t0, time.process_time() - c0
             counts = store.con.execute(
                 "SELECT count(*) FILTER (WHERE level = 'episode'), count(*) FILTER (WHERE level = 'topic') FROM nodes"
             ).fetchone()
@@ -107,7 +114,7 @@ def one_build(n_rounds: int, images: bool, encoder, ocr_engine=None, folder: Pat
     stages = dict(report.stage_seconds)
     embed_floor = timed.calls[0][1] if timed.calls else 0.0  # the embed stage's one call over the round texts
     return {
-        "rounds": n_rounds, "seconds": total, "stages": stages, "floor_embed": embed_floor,
+        "rounds": n_rounds, "seconds": total, "cpu": cpu, "stages": stages, "floor_embed": embed_floor,
         "floor_ocr": ocr.seconds, "floor": embed_floor + ocr.seconds, "texts": timed.calls[0][0] if timed.calls else 0,
         "images": ocr.images, "description_texts": sum(n for n, _ in timed.calls[1:]),
         "description_seconds": sum(s for _, s in timed.calls[1:]), "episodes": counts[0], "topics": counts[1],
@@ -123,15 +130,15 @@ def median_runs(runs: list[dict]) -> dict:
 
 def print_row(label: str, m: dict, runs: int) -> None:
     st = m["stages"]
-    print(f"{label:22s} {runs:>4d} {m['seconds']:>8.1f} {m['rounds'] / m['seconds']:>7.1f} "
+    print(f"{label:28s} {runs:>4d} {m['seconds']:>8.1f} {m['rounds'] / m['seconds']:>7.1f} "
           + " ".join(f"{st[s]:>7.1f}" for s in STAGES)
-          + f" {m['floor']:>7.1f} {m['ratio']:>6.2f}  (desc texts {m['description_texts']:.0f} "
+          + f" {m['floor']:>7.1f} {m['ratio']:>6.2f} {m['cpu']:>6.1f}  (desc texts {m['description_texts']:.0f} "
           f"in {m['description_seconds']:.1f} s; {m['episodes']:.0f} episodes, {m['topics']:.0f} topics)")
 
 
 def header() -> None:
-    print(f"{'build':22s} {'runs':>4s} {'total s':>8s} {'rnd/s':>7s} "
-          + " ".join(f"{s[:7]:>7s}" for s in STAGES) + f" {'floor s':>7s} {'ratio':>6s}")
+    print(f"{'build':28s} {'runs':>4s} {'total s':>8s} {'rnd/s':>7s} "
+          + " ".join(f"{s[:7]:>7s}" for s in STAGES) + f" {'floor s':>7s} {'ratio':>6s} {'cpu s':>6s}")
 
 
 def main(argv=None) -> None:
@@ -141,17 +148,26 @@ def main(argv=None) -> None:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--encoder", choices=["minilm", "hash"], default="minilm")
     ap.add_argument("--keep", type=Path, help="keep the last memory built, as KEEP/build_<rounds>.duckdb")
+    ap.add_argument("--compare", nargs="*", choices=["description", "centroid"], default=["description", "centroid"],
+                    help="hierarchy_compare modes to build with (the first one is reported last)")
     a = ap.parse_args(argv)
     enc = text_encoder(a.encoder)
     header()
-    ratios = []
+    ratios: dict[str, list[float]] = {c: [] for c in a.compare}
     for n in a.rounds:
-        runs = [one_build(n, a.images, enc, keep=a.keep / f"build_{n}.duckdb" if a.keep else None)
-                for _ in range(a.runs)]
-        m = median_runs(runs)
-        ratios.append(m["ratio"])
-        print_row(f"{n} {'screenshots' if a.images else 'text-only'}", m, a.runs)
-    print(f"build_floor_ratio={max(ratios):.2f}")
+        runs: dict[str, list[dict]] = {c: [] for c in a.compare}
+        for k in range(a.runs):
+            for c in a.compare:
+                last = k == a.runs - 1 and c == a.compare[0]
+                runs[c].append(one_build(n, a.images, enc, config=DEFAULT.with_(hierarchy_compare=c),
+                                         keep=a.keep / f"build_{n}.duckdb" if a.keep and last else None))
+        for c in a.compare:
+            m = median_runs(runs[c])
+            ratios[c].append(m["ratio"])
+            print_row(f"{n} {'screenshots' if a.images else 'text-only'} {c[:5]}", m, a.runs)
+    for c in a.compare[1:]:
+        print(f"build_floor_ratio[{c}]={max(ratios[c]):.2f}")
+    print(f"build_floor_ratio={max(ratios[a.compare[0]]):.2f}")
     print(f"peak resident memory of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 

@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/query_bench.py                 # 10k and 100k rows, hashing text encoder
     .venv/bin/python bench/query_bench.py --rows 10000 --minilm   # real MiniLM encoder
+    .venv/bin/python bench/query_bench.py --memory M.duckdb [M2.duckdb]   # a built memory, demo questions
 
 Builds a generated memory per size (one analytic table `activity_log` over
 two years, one round per row, 2,000 event nodes), then
@@ -9,7 +10,16 @@ two years, one round per row, 2,000 event nodes), then
    event+aggregate, retrieval) several times and prints p50/p95 of `ask`;
 2. times each analytic tool call against the same query written directly in
    DuckDB SQL and prints the ratio (tool / direct; validation, evidence units
-   and the contributing-rows query are the overhead).
+   and the contributing rows are the overhead). For Compute it also times the
+   hand-written SQL that returns what the tool returns (the aggregate with its
+   row count, time span and distinct days, plus the first 100 contributing
+   rows) and prints that ratio too.
+With --memory, instead asks the demo benchmark's questions (data/demo, 130
+questions in 16 types) --reps times each against each given built memory
+(e.g. a 100k-round synthetic build from build_bench.py --keep, opened
+read-only) through the app's engine: MiniLM for the questions, embedding
+cache in the file, the hierarchy as retrieval memory; prints p50/p95 per
+question type, the first (cold) question apart, and the peak resident memory.
 Prints figures only; asserts nothing.
 """
 from __future__ import annotations
@@ -183,14 +193,81 @@ def bench(n: int, encoder, reps: int) -> None:
              ("Lookup", {"table": "activity_log", "key_values": {"activity": "bike"}, "result_budget": 10}),
              ("SELECT * FROM activity_log WHERE activity = ? ORDER BY time LIMIT 10", ["bike"])),
         ]
-        print(f"{'tool call':28s} {'tool p50':>9s} {'SQL p50':>9s} {'ratio':>6s}")
+        # What Compute returns beyond the bare aggregate (row count, time span, distinct days and up to
+        # 100 contributing rows), written by hand: the aggregate query plus the rows query.
+        def same_outputs(agg: str, where: str, params: list, order: str = "time, round_order"):
+            return [(f"SELECT {agg}, count(*), min(time), max(time), count(DISTINCT CAST(time AS DATE)) "
+                     f"FROM activity_log{where}", params),
+                    (f"SELECT source, time, steps FROM activity_log{where} ORDER BY {order} LIMIT 100", params)]
+
+        between = " WHERE CAST(time AS DATE) BETWEEN ? AND ?"
+        full = {"Compute avg + time filter": same_outputs("avg(heart_rate)", between, day),
+                "Compute count + category": same_outputs("count(*)", " WHERE activity = ?", ["swim"]),
+                "Compute change": same_outputs("last(steps ORDER BY time) - first(steps ORDER BY time)", "", [])}
+        reps_t = max(reps * 20, 40)
+        print(f"{'tool call':28s} {'tool p50':>9s} {'SQL p50':>9s} {'ratio':>6s} {'same-output SQL':>16s} {'ratio':>6s}")
         for name, (tool, args), (sql, params) in cases:
             box.call(tool, args, 10)
-            tool_ms = time_ms(lambda: box.call(tool, args, 10), max(reps * 5, 10))
-            sql_ms = time_ms(lambda: con.execute(sql, params).fetchall(), max(reps * 5, 10))
+            # interleaved, so that a load change hits the tool and the SQL alike
+            tool_ms, sql_ms, full_ms = [], [], []
+            for _ in range(reps_t):
+                tool_ms += time_ms(lambda: box.call(tool, args, 10), 1)
+                sql_ms += time_ms(lambda: con.execute(sql, params).fetchall(), 1)
+                if name in full:
+                    full_ms += time_ms(lambda: [con.execute(q, p).fetchall() for q, p in full[name]], 1)
             a, b = statistics.median(tool_ms), statistics.median(sql_ms)
-            print(f"{name:28s} {a:8.2f}ms {b:8.2f}ms {a / b:6.2f}")
+            extra = f" {statistics.median(full_ms):14.2f}ms {a / statistics.median(full_ms):6.2f}" if full_ms else ""
+            print(f"{name:28s} {a:8.2f}ms {b:8.2f}ms {a / b:6.2f}{extra}")
         con.close()
+
+
+def bench_memory(path: Path, reps: int, per_type: int | None = None) -> None:
+    """p50/p95 of `ask` per demo question type on a built memory (MiniLM, read-only)."""
+    import os
+    import resource
+    from collections import defaultdict
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    import torch
+
+    from core.encoders import CachedTextEncoder, MiniLMEncoder, image_encoder_from_config, load_minilm
+    from core.formats import read_file
+    from core.query import make_engine
+
+    torch.set_num_threads(1)
+    qas = read_file(ROOT / "data" / "demo" / "demo.json")[0].qas
+    if per_type:
+        seen: dict[str, int] = defaultdict(int)
+        keep = []
+        for qa in qas:
+            seen[qa.qtype] += 1
+            if seen[qa.qtype] <= per_type:
+                keep.append(qa)
+        qas = keep
+    store = Store(path, read_only=True)
+    try:
+        t0 = time.perf_counter()
+        text = CachedTextEncoder(MiniLMEncoder(load_minilm()), store.con)
+        eng = make_engine(store, DEFAULT, text_encoder=text, image_encoder=image_encoder_from_config(None, None))
+        meta = dict(store.con.execute("SELECT key, value FROM meta WHERE key = 'text_encoder'").fetchall())
+        rounds = store.con.execute("SELECT count(*) FROM rounds").fetchone()[0]
+        cold = eng.ask(qas[0].question).total_ms
+        print(f"\n== {path.name}: {rounds:,} rounds, stored embeddings from {meta.get('text_encoder', '?')}; "
+              f"engine ready in {time.perf_counter() - t0:.1f} s, first question {cold:.0f} ms")
+        lat: dict[str, list[float]] = defaultdict(list)
+        for _ in range(reps):
+            for qa in qas:
+                lat[qa.qtype or "other"].append(eng.ask(qa.question).total_ms)
+        print(f"{'question type':18s} {'n':>4s} {'p50 ms':>8s} {'p95 ms':>8s}")
+        for kind, xs in sorted(lat.items()):
+            print(f"{kind:18s} {len(xs):4d} {pct(xs, 50):8.1f} {pct(xs, 95):8.1f}")
+        every = [x for xs in lat.values() for x in xs]
+        print(f"{'all':18s} {len(every):4d} {pct(every, 50):8.1f} {pct(every, 95):8.1f}")
+        print(f"text encoder: {text.calls} MiniLM call(s), {text.hits} cache hit(s)")
+    finally:
+        store.close()
+    print(f"peak resident memory of this process: {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f} MB")
 
 
 def main() -> None:
@@ -198,7 +275,13 @@ def main() -> None:
     ap.add_argument("--rows", type=int, nargs="*", default=[10_000, 100_000])
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--minilm", action="store_true", help="use the real MiniLM text encoder")
+    ap.add_argument("--memory", type=Path, nargs="*", help="built memories to ask the demo questions of")
+    ap.add_argument("--per-type", type=int, help="with --memory: at most this many questions per type")
     a = ap.parse_args()
+    if a.memory:
+        for m in a.memory:
+            bench_memory(m, a.reps, a.per_type)
+        return
     if a.minilm:
         import torch
 

@@ -5,7 +5,8 @@
 
 Each part runs as its own process (its output is shown as it comes) and prints
 a key=value line that this script collects:
-  build   bench/build_bench.py     build time / unavoidable floor (MiniLM, synthetic text-only history)
+  build   bench/build_bench.py     build time / unavoidable floor (MiniLM, synthetic text-only history;
+                                   both hierarchy_compare modes, the default one reported)
   induct  bench/induction_bench.py FP-growth recount time / incremental induction time per round
   growth  bench/growth_bench.py    +100 rounds on the large memory / on the small one
   query   bench/query_bench.py     p95 latency of `ask` (rule backend), worst question type
@@ -30,7 +31,7 @@ BENCH = Path(__file__).resolve().parent
 PY = sys.executable
 
 QUICK = {
-    "build": ["build_bench.py", "--rounds", "600", "--runs", "1"],
+    "build": ["build_bench.py", "--rounds", "400", "--runs", "1"],
     "induct": ["induction_bench.py", "--rounds", "5000", "--checkpoints", "1000,5000", "--window", "300"],
     "growth": ["growth_bench.py", "--sizes", "400", "1600", "--add", "100", "--reps", "3"],
     "query": ["query_bench.py", "--rows", "10000", "--reps", "1"],

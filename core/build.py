@@ -166,6 +166,12 @@ def build(
     progress("embed", len(pending), len(pending))
     t0 = timer.add("embed", t0)
 
+    # Pending rounds have observations only when an older version of the build left some (a chunk's
+    # observations commit together with its `processed` flags). One check here instead of a DELETE per
+    # chunk: the table has no index on round_id, so each DELETE scanned it (O(history) per chunk).
+    stale = bool(pending) and store.con.execute(
+        "SELECT count(*) FROM observations o JOIN rounds r ON r.round_id = o.round_id WHERE NOT r.processed"
+    ).fetchone()[0] > 0
     induction = InductionStore(store.con, config)
     materializer = Materializer(store.con, llm=deps.llm)
     hierarchy = Hierarchy(store.con, deps.text_encoder, deps.image_encoder, config, llm=deps.llm)
@@ -176,10 +182,9 @@ def build(
         # topics when its batch ends, just before the commit
         with store.transaction(), hierarchy.batch():
             t0 = time.perf_counter()
-            # pending rounds have no observations unless an older version of the build left some;
-            # one DELETE per chunk (the table has no index on round_id: one per round scans it each time)
-            store.con.execute("DELETE FROM observations WHERE round_id IN (SELECT unnest(?::VARCHAR[]))",
-                              [[r.round_id for _, r in chunk]])
+            if stale:  # one DELETE per chunk (one per round would scan the table each time)
+                store.con.execute("DELETE FROM observations WHERE round_id IN (SELECT unnest(?::VARCHAR[]))",
+                                  [[r.round_id for _, r in chunk]])
             observed: list[list[Observation]] = []
             for order, r in chunk:
                 images = ({im.image_id: store.image_bytes(im.image_id) for im in r.images if im.sha256}
@@ -190,15 +195,25 @@ def build(
                     fallbacks.append(f"extract {r.round_id}: {res.fallback}")
             _insert_observations(store, [(r.round_id, obs) for (_, r), obs in zip(chunk, observed)])
             timer.add("extract", t0)
+            # Induction saves and table rows are written once per chunk (per-statement overhead was most
+            # of their cost), except that a discovery or evolution first writes everything before it, so
+            # the materializer sees the same tables and `schemas` rows as in a round-by-round build.
+            to_add: list[tuple[int, str]] = []
+            obs_of = {r.round_id: obs for (_, r), obs in zip(chunk, observed)}  # as just inserted
             for i, ((order, r), obs) in enumerate(zip(chunk, observed), start=k):
                 ocr = ocr_by_round.get(r.round_id, {})
                 t0 = time.perf_counter()
-                update = induction.update(order, frozenset(o.attribute for o in obs))
+                update = induction.update(order, frozenset(o.attribute for o in obs), save=False)
                 t0 = timer.add("induce", t0)
-                for ev in update.events:
-                    if ev.kind in ("discovered", "evolved"):
-                        materializer.apply(ev.schema_id, ev.pattern, order)
-                materializer.add_round(order, r.round_id)
+                if any(ev.kind in ("discovered", "evolved") for ev in update.events):
+                    induction.flush()
+                    t0 = timer.add("induce", t0)
+                    materializer.add_rounds(to_add, observations=obs_of)
+                    to_add = []
+                    for ev in update.events:
+                        if ev.kind in ("discovered", "evolved"):
+                            materializer.apply(ev.schema_id, ev.pattern, order)
+                to_add.append((order, r.round_id))
                 t0 = timer.add("materialize", t0)
                 hierarchy.insert(
                     order, r, ocr,
@@ -209,6 +224,10 @@ def build(
                 timer.add("hierarchy", t0)
                 progress("rounds", i + 1, len(pending))
             t0 = time.perf_counter()
+            induction.flush()
+            t0 = timer.add("induce", t0)
+            materializer.add_rounds(to_add, observations=obs_of)
+            t0 = timer.add("materialize", t0)
             store.con.execute("UPDATE rounds SET processed = true WHERE round_id IN (SELECT unnest(?::VARCHAR[]))",
                               [[r.round_id for _, r in chunk]])
         timer.add("hierarchy", t0)  # the batch's end: episodes and topics written

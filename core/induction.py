@@ -114,7 +114,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from itertools import combinations
-from typing import Iterable
+from typing import Iterable, Sequence
 
 from .config import DEFAULT, Config
 from .model import InductionEvent
@@ -672,7 +672,11 @@ class InductionStore:
     `update`, call `reload()` (the in-memory state is ahead of the file).
 
     A round costs at most four statements (supports, timeline, events when
-    there are any, stream position) plus one per changed schema.
+    there are any, stream position) plus one per changed schema. A builder
+    processing many rounds per transaction calls `update(..., save=False)` per
+    round and `flush()` once per transaction: the same rows, written with those
+    four statements for the whole batch (per-statement overhead dominated the
+    per-round cost).
     """
 
     def __init__(self, con, config: Config = DEFAULT):
@@ -681,6 +685,7 @@ class InductionStore:
         self._inducer: Inducer | None = None
         self._last_saved: int | None = None
         self._last_known = False
+        self._pending: list[RoundUpdate] = []  # updated with save=False, not written yet
 
     @property
     def inducer(self) -> Inducer:
@@ -690,16 +695,37 @@ class InductionStore:
         return self._inducer
 
     def reload(self) -> Inducer:
+        """Forget the in-memory state (and unsaved updates) and continue from the file."""
         self._inducer = None
         self._last_known = False
+        self._pending = []
         return self.inducer
 
-    def update(self, round_order: int, attributes: Iterable[str]) -> RoundUpdate:
+    def update(self, round_order: int, attributes: Iterable[str], *, save: bool = True) -> RoundUpdate:
         """Process one round and save what it changed (in the caller's transaction).
-        A round order at or below the last saved one raises ValueError."""
+
+        save=False keeps the update in memory until `flush()` (call it before the
+        transaction commits, and before anything reads the induction tables or
+        `schemas` of this round, such as Materializer.apply). A round order at or
+        below the last saved one raises ValueError (from the Inducer, or at save)."""
         u = self.inducer.update(round_order, attributes)
-        self.save(u, self.config)
+        if save:
+            self.save_many([*self._pending, u], self.config)
+            self._pending = []
+        else:
+            self._pending.append(u)
         return u
+
+    @property
+    def pending(self) -> int:
+        """Updates made with save=False and not flushed yet."""
+        return len(self._pending)
+
+    def flush(self) -> None:
+        """Write the updates made with save=False (one batch; nothing when there are none)."""
+        if self._pending:
+            pending, self._pending = self._pending, []
+            self.save_many(pending, self.config)
 
     def _state(self) -> dict:
         row = self.con.execute("SELECT value FROM meta WHERE key = ?", [_META_STATE]).fetchone()
@@ -737,53 +763,75 @@ class InductionStore:
         attributes and orders only; table metadata belongs to the materializer), the
         round's timeline rows and events, and the stream position. Raises ValueError for
         a round at or below the last saved one (each round is saved once)."""
+        self.save_many([update], config)
+
+    def save_many(self, updates: Sequence[RoundUpdate], config: Config | None = None) -> None:
+        """`save` for several consecutive updates at once, leaving the same rows as
+        saving them one by one: the last support of each pattern, the last state of
+        each changed schema, every timeline row and event in order, the last stream
+        position. Raises ValueError (nothing written) when the round orders do not
+        increase or the first is at or below the last saved round."""
+        updates = list(updates)
+        if not updates:
+            return
         con = self.con
         if not self._last_known:
             self._last_saved, self._last_known = self._state().get("last_round"), True
-        if self._last_saved is not None and update.round_order <= self._last_saved:
-            raise ValueError(f"induction round {update.round_order} is already saved "
-                             f"(last saved round: {self._last_saved})")
-        if update.supports:
+        previous = self._last_saved
+        for u in updates:
+            if previous is not None and u.round_order <= previous:
+                raise ValueError(f"induction round {u.round_order} is already saved "
+                                 f"(last saved round: {previous})")
+            previous = u.round_order
+        supports: dict[tuple[str, ...], int] = {}
+        for u in updates:
+            supports.update(u.supports)  # later rounds' supports replace earlier ones
+        if supports:
             con.execute(
                 "INSERT INTO induction_support SELECT unnest(?::VARCHAR[]), unnest(?::INTEGER[]), "
                 "unnest(?::INTEGER[]) ON CONFLICT (pattern) DO UPDATE SET support = excluded.support",
-                [[encode_pattern(p) for p, _ in update.supports], [len(p) for p, _ in update.supports],
-                 [n for _, n in update.supports]],
+                [[encode_pattern(p) for p in supports], [len(p) for p in supports], list(supports.values())],
             )
-        by_id = {s.schema_id: s for s in update.schemas}
-        for sid in update.changed_schemas:
-            s = by_id[sid]
+        changed: dict[int, InducedSchema] = {}
+        for u in updates:
+            by_id = {s.schema_id: s for s in u.schemas}
+            for sid in u.changed_schemas:
+                changed[sid] = by_id[sid]
+        for sid, s in changed.items():
             con.execute(
                 "INSERT INTO schemas (schema_id, attributes, discovered_order, updated_order) VALUES (?, ?, ?, ?) "
                 "ON CONFLICT (schema_id) DO UPDATE SET attributes = excluded.attributes, "
                 "updated_order = excluded.updated_order",
                 [sid, json.dumps(list(s.attributes)), s.discovered_order, s.updated_order],
             )
-        if update.timeline:
+        timeline = [r for u in updates for r in u.timeline]
+        if timeline:
             cols = list(zip(*[
                 (r.round_order, encode_pattern(r.pattern), r.support, r.all_conf, r.ext_conf, r.schema_id, r.status)
-                for r in update.timeline]))
+                for r in timeline]))
             con.execute(
                 "INSERT INTO induction_timeline SELECT unnest(?::INTEGER[]), unnest(?::VARCHAR[]), "
                 "unnest(?::INTEGER[]), unnest(?::DOUBLE[]), unnest(?::DOUBLE[]), unnest(?::INTEGER[]), "
                 "unnest(?::VARCHAR[])", [list(c) for c in cols])
-        if update.events:
+        events = [e for u in updates for e in u.events]
+        if events:
             cols = list(zip(*[
                 (e.round_order, e.kind, encode_pattern(e.pattern), e.schema_id,
                  encode_pattern(e.previous) if e.previous else None, json.dumps(dict(e.numbers)))
-                for e in update.events]))
+                for e in events]))
             con.execute(
                 "INSERT INTO induction_events SELECT unnest(?::INTEGER[]), unnest(?::VARCHAR[]), "
                 "unnest(?::VARCHAR[]), unnest(?::INTEGER[]), unnest(?::VARCHAR[]), unnest(?::JSON[])",
                 [list(c) for c in cols])
+        last = updates[-1]
         params = json.loads(InductionParams.from_config(config or self.config).as_json())
-        state = json.dumps({"last_round": update.round_order, "rounds": update.rounds, "params": params})
+        state = json.dumps({"last_round": last.round_order, "rounds": last.rounds, "params": params})
         if self._last_saved is None:
             con.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                         [_META_STATE, state])
         else:  # the key exists: a plain UPDATE is several times cheaper than an upsert in DuckDB
             con.execute("UPDATE meta SET value = ? WHERE key = ?", [state, _META_STATE])
-        self._last_saved = update.round_order
+        self._last_saved = last.round_order
 
     # ------------------------------------------------------------------ reads
     def events(self, since: int | None = None) -> list[InductionEvent]:

@@ -463,3 +463,46 @@ def test_open_clip_refuses_what_it_cannot_load_offline(tiny_clip, tmp_path):
         load_open_clip("hf-hub:someone/model", tiny_clip[1])
     with pytest.raises(ValueError, match="unknown open_clip architecture"):
         load_open_clip("no-such-net", tiny_clip[1])
+
+
+# ---------------------------------------------------------------- text: cache internals (batch writes, memo)
+
+def test_cache_large_batch_round_trips_exactly_and_once(tmp_path):
+    """More than a handful of misses go in one Arrow-backed INSERT; a new process state reads them back
+    bit for bit, with one row per distinct text."""
+    path = tmp_path / "m.duckdb"
+    texts = [f"text number {i}" for i in range(300)] + ["text number 5"]
+    with Store(path) as s:
+        first = CachedTextEncoder(HashEmbedder(), s.con).encode(texts)
+    with Store(path) as s:
+        counting = CountingEncoder(HashEmbedder())
+        again = CachedTextEncoder(counting, s.con).encode(texts)
+        assert counting.calls == []
+        assert s.con.execute("SELECT count(*), count(DISTINCT key) FROM embed_cache").fetchone() == (300, 300)
+    np.testing.assert_array_equal(first, again)
+
+
+def test_cache_memo_answers_without_the_table_and_stale_rows_are_replaced(store, embedder):
+    cached = CachedTextEncoder(embedder, store.con)
+    first = cached.encode(["remember me"])
+    store.con.execute("DELETE FROM embed_cache")
+    np.testing.assert_array_equal(cached.encode(["remember me"]), first)  # from the in-process memo
+    assert len(embedder.calls) == 1 and cached.hits == 1
+    # a row of the wrong length (another model's, or damaged) counts as a miss and is overwritten
+    key = cache_key(embedder.name, "short row")
+    store.con.execute("INSERT INTO embed_cache VALUES (?, ?, ?)", [key, embedder.name, [1.0, 2.0]])
+    other = CachedTextEncoder(embedder, store.con)
+    out = other.encode(["short row"] + [f"batch {i}" for i in range(6)])
+    assert embedder.calls[-1][0] == "short row"
+    row = store.con.execute("SELECT vector FROM embed_cache WHERE key = ?", [key]).fetchone()
+    np.testing.assert_allclose(row[0], out[0], atol=0)
+    assert store.con.execute("SELECT count(*) FROM embed_cache").fetchone()[0] == 7
+
+
+def test_cache_memo_is_bounded(store, embedder):
+    cached = CachedTextEncoder(embedder, store.con)
+    cached.MEMO_SIZE = 5
+    cached.encode([f"t{i}" for i in range(12)])
+    assert len(cached._memo) == 5
+    cached.encode(["t0"])  # dropped from the memo, still in the table: no new model call
+    assert len(embedder.calls) == 1

@@ -500,3 +500,60 @@ def test_attribute_stream_from_observations(tmp_path):
 
 def test_pattern_encoding_roundtrip():
     assert decode_pattern(encode_pattern({"b", "a"})) == ("a", "b")
+
+
+def _induction_rows(con) -> tuple:
+    return (
+        sorted(con.execute("SELECT * FROM induction_support").fetchall()),
+        con.execute("SELECT * FROM induction_timeline ORDER BY round_order, rowid").fetchall(),
+        con.execute("SELECT * FROM induction_events ORDER BY round_order, rowid").fetchall(),
+        con.execute("SELECT schema_id, attributes, discovered_order, updated_order FROM schemas "
+                    "ORDER BY schema_id").fetchall(),
+        con.execute("SELECT value FROM meta WHERE key = 'induction.state'").fetchall(),
+    )
+
+
+def test_batched_saves_write_the_same_rows_as_round_by_round(tmp_path):
+    """update(save=False) + flush() per batch (what the build does) leaves exactly the rows of
+    saving every round, with discoveries and evolutions inside a batch."""
+    stream = _stream()
+    cfg = XConfig()
+    with Store(tmp_path / "one.duckdb") as one, Store(tmp_path / "batch.duckdb") as batch:
+        a, b = InductionStore(one, cfg), InductionStore(batch, cfg)
+        for k in range(0, len(stream), 7):
+            with one.transaction(), batch.transaction():
+                for order, attrs in stream[k:k + 7]:
+                    a.update(order, attrs)
+                    b.update(order, attrs, save=False)
+                assert b.pending == len(stream[k:k + 7])
+                b.flush()
+                assert b.pending == 0
+        assert any(e.kind == "evolved" for e in b.events())
+        assert _induction_rows(one.con) == _induction_rows(batch.con)
+        # the file continues like the round-by-round one
+        assert InductionStore(batch, cfg).load().state.last_round == len(stream)
+
+
+def test_save_many_refuses_rounds_out_of_order_and_writes_nothing(tmp_path):
+    with Store(tmp_path / "m.duckdb") as store:
+        ind = Inducer(XConfig())
+        u1, u2 = ind.update(1, SLEEP), ind.update(2, SLEEP)
+        istore = InductionStore(store, XConfig())
+        with pytest.raises(ValueError, match="already saved"):
+            istore.save_many([u2, u1])
+        assert store.con.execute("SELECT count(*) FROM induction_support").fetchone()[0] == 0
+        istore.save_many([u1, u2])
+        with pytest.raises(ValueError, match="already saved"):
+            istore.save_many([u2])
+
+
+def test_reload_drops_unflushed_updates(tmp_path):
+    with Store(tmp_path / "m.duckdb") as store:
+        istore = InductionStore(store, XConfig())
+        istore.update(1, SLEEP)
+        istore.update(2, SLEEP, save=False)
+        istore.reload()  # e.g. after the caller's transaction rolled back
+        assert istore.pending == 0
+        istore.flush()
+        assert istore.inducer.state.last_round == 1
+        assert istore.update(2, SLEEP).rounds == 2

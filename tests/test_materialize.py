@@ -350,3 +350,44 @@ def test_table_named_by_the_words_its_rounds_use():
     # no word most rounds use: the attribute-based name
     assert name_from_words(attrs, RoundWords((("band", 0.4, 1.2),), ())) == rule_table_name(attrs)
     assert name_from_words(attrs, None) == rule_table_name(attrs)
+
+
+def test_add_rounds_in_a_batch_equals_round_by_round(tmp_path):
+    """add_rounds(batch) writes the same rows as add_round per round, also when given the observations."""
+    stream = []
+    for i in range(1, 41):
+        if i % 3 == 0:
+            obs = [("workout_calories", "200", 200.0 + i, "kcal"), ("workout_minutes", "30", 30.0, "min")]
+        elif i % 7 == 0:
+            obs = []
+        else:
+            obs = sleep_obs(i)[:3]
+        stream.append((i, obs))
+    from core.model import Observation
+
+    results = []
+    for mode in ("one", "batch", "batch+observations"):
+        with Store(tmp_path / f"{mode}.duckdb") as s:
+            ids = [add_round(s.con, order, obs) for order, obs in stream]
+            m = Materializer(s.con)
+            m.apply(1, [o[0] for o in sleep_obs(1)[:3]], 10)
+            m.apply(2, ["workout_calories", "workout_minutes"], 10)
+            rest = [(o, rid) for (o, _), rid in zip(stream, ids) if o > 10]
+            if mode == "one":
+                written = {rid: m.add_round(o, rid) for o, rid in rest}
+                written = {k: v for k, v in written.items() if v}
+            elif mode == "batch":
+                written = m.add_rounds(rest)
+            else:  # the build passes the observations it just stored instead of reading them back
+                given = {}
+                for rid, attr, raw, num, unit, tv in s.con.execute(
+                        "SELECT round_id, attribute, raw_value, number, unit, text_value FROM observations "
+                        "ORDER BY round_id, seq").fetchall():
+                    given.setdefault(rid, []).append(Observation(rid, attr, raw, num, unit, text_value=tv))
+                s.con.execute("DELETE FROM observations")  # proves they are not read
+                written = m.add_rounds(rest, observations=given)
+            rows = {t.table_name: s.con.execute(f"SELECT * FROM {quote(t.table_name)} ORDER BY source").fetchall()
+                    for t in m.tables()}
+            results.append((written, rows))
+    assert results[0] == results[1] == results[2]
+    assert results[1][1]["sleep_log"] and results[1][1]["workout_log"]

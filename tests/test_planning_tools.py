@@ -250,3 +250,65 @@ def test_hostile_arguments_are_rejected_or_bound_and_the_file_is_unchanged(memor
     con = duckdb.connect(str(memory_path), read_only=True)
     assert checksum(con) == before
     con.close()
+
+
+def _ties_memory(tmp_path):
+    """A 250-row table with repeated extremes, rows out of time order, NULL times and microseconds."""
+    from core.store import Store
+
+    path = tmp_path / "ties.duckdb"
+    with Store(path) as s:
+        s.con.execute("""
+            CREATE TABLE step_log AS SELECT 'R' || i AS source, (250 - i) AS round_order,
+                CASE WHEN i % 50 = 7 THEN NULL
+                     ELSE TIMESTAMP '2026-01-01 08:00' + to_microseconds(CAST((i * 7919) % 250 AS BIGINT) * 3600000001)
+                END AS time, NULL::VARCHAR AS captions,
+                CAST(CASE WHEN i % 9 = 0 THEN 900 WHEN i % 11 = 0 THEN 10 ELSE 100 + i % 37 END AS DOUBLE) AS steps,
+                TIMESTAMP '2025-06-01' + to_days(CAST(i % 17 AS INTEGER)) AS went_on,
+                '{}'::JSON AS _obs
+            FROM range(250) t(i)""")
+        s.con.execute("INSERT INTO schemas (schema_id, attributes, table_name, description, columns, "
+                      "discovered_order, updated_order) VALUES (1, '[\"steps\", \"went_on\"]', 'step_log', "
+                      "'steps', '[{\"name\": \"steps\", \"attribute\": \"steps\", \"dtype\": \"DOUBLE\", "
+                      "\"unit\": \"steps\"}, {\"name\": \"went_on\", \"attribute\": \"went_on\", "
+                      "\"dtype\": \"TIMESTAMP\", \"unit\": null}]', 1, 1)")
+        s.con.execute("CREATE OR REPLACE VIEW memory_tables AS SELECT 'step_log' AS table_name, "
+                      "'steps' AS description, (SELECT count(*) FROM step_log) AS n_rows")
+    return path
+
+
+@pytest.mark.parametrize("op,column", [("avg", "steps"), ("max", "steps"), ("min", "steps"), ("count", "*"),
+                                       ("latest", "steps"), ("max", "went_on"), ("min", "went_on"),
+                                       ("mode", "steps")])
+def test_compute_contributing_rows_equal_the_ordered_query(tmp_path, embedder, op, column):
+    """The one-scan Compute returns exactly the rows of the reference query it replaced:
+    ORDER BY (v = extreme) DESC (min/max/mode), time NULLS LAST, round_order, LIMIT 100."""
+    from core.planning.tools import MAX_ROUNDS_PER_UNIT, jsonable
+
+    con = duckdb.connect(str(_ties_memory(tmp_path)))
+    try:
+        ctx = ContextBuilder(con, embedder, DEFAULT)
+        box = Toolbox(con, ctx.catalog, NodeTableRetrieval(con, embedder), DEFAULT)
+        res = box.call("Compute", {"table": "step_log", "target_column_expression": column, "operator": op}, 5)
+        v = "NULL" if column == "*" else column
+        cond = "" if column == "*" else f" WHERE {v} IS NOT NULL"
+        value = con.execute({"avg": f"SELECT avg({v}) FROM step_log", "max": f"SELECT max({v}) FROM step_log",
+                             "min": f"SELECT min({v}) FROM step_log", "count": "SELECT count(*) FROM step_log",
+                             "latest": f"SELECT last({v} ORDER BY time, round_order) FROM step_log{cond}",
+                             "mode": f"SELECT {v} FROM step_log{cond} GROUP BY {v} "
+                                     f"ORDER BY count(*) DESC, min(time), {v} LIMIT 1"}[op]).fetchone()[0]
+        extreme = op in ("min", "max", "mode")
+        ref = con.execute(
+            f"SELECT source, time, {v} FROM step_log{cond} "
+            + (f"ORDER BY ({v} = ?) DESC, time, round_order " if extreme else "ORDER BY time, round_order ")
+            + f"LIMIT {MAX_ROUNDS_PER_UNIT}", [value] if extreme else []).fetchall()
+        assert res.value["value"] == jsonable(value)
+        assert res.rows == tuple(tuple(jsonable(x) for x in r) for r in ref)
+        assert res.units[0].rounds == tuple(dict.fromkeys(r[0] for r in ref))
+        if op in ("min", "max"):
+            assert (res.value["at_source"], res.value["at_time"]) == (ref[0][0], jsonable(ref[0][1]))
+        n_days = con.execute(f"SELECT count(DISTINCT CAST(time AS DATE)) FROM step_log{cond}").fetchone()[0]
+        assert res.value["n_days"] == n_days and res.value["n_rows"] == len(
+            con.execute(f"SELECT 1 FROM step_log{cond}").fetchall())
+    finally:
+        con.close()

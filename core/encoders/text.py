@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import os
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -15,6 +16,21 @@ import duckdb
 import numpy as np
 
 from ..protocols import TextEncoder
+
+
+def _pyarrow() -> Any:
+    """pyarrow (shipped with streamlit) or None; imported on the first large cache write only."""
+    global _PA
+    if _PA is False:
+        try:
+            import pyarrow
+        except ImportError:  # pragma: no cover - only makes cache writes faster
+            pyarrow = None
+        _PA = pyarrow
+    return _PA
+
+
+_PA: Any = False
 
 MINILM_NAME = "all-MiniLM-L6-v2"
 MINILM_DIM = 384
@@ -121,9 +137,13 @@ class CachedTextEncoder:
     texts to `inner` in ONE call, writes them back, and returns rows in the
     order of `texts`: re-encoding the same texts (a rebuild) calls `inner`
     zero times. Counters: `misses` = texts sent to `inner` so far, `hits` =
-    requested texts answered without encoding (cache rows or a duplicate of a
-    text encoded in the same call). `calls` = calls made to `inner`.
+    requested texts answered without encoding (cache rows, rows this object
+    already read or wrote, or a duplicate of a text encoded in the same call).
+    `calls` = calls made to `inner`.
 
+    Rows this object read or wrote are also kept in process (at most
+    MEMO_SIZE, least recently used dropped): a key names the model and the
+    text, so its vector never changes, and a hit then costs no SQL.
     No transaction is opened here (the caller may already hold one on `con`);
     each write is one INSERT, and a lost write only costs a recomputation.
     On a read-only connection (the app answering questions) lookups still
@@ -132,7 +152,11 @@ class CachedTextEncoder:
     and when `inner` returns an array of the wrong shape.
     """
 
-    _LOOKUP_CHUNK = 2000
+    # Lookups bind the keys as an IN list of parameters: DuckDB then probes the primary-key
+    # index, while a join with unnest(?) scans every stored vector (180 ms for 64 keys in a
+    # 150k-row cache, against 3.5 ms).
+    _LOOKUP_CHUNK = 1000
+    MEMO_SIZE = 8192
 
     def __init__(self, inner: TextEncoder, con: Any):
         self.inner = inner
@@ -143,6 +167,7 @@ class CachedTextEncoder:
         self.misses = 0
         self.calls = 0
         self.writable = True
+        self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
         row = self.con.execute(
             "SELECT count(*) FROM information_schema.columns WHERE table_name = 'embed_cache' "
             "AND column_name IN ('key', 'model', 'vector')"
@@ -159,7 +184,18 @@ class CachedTextEncoder:
         if not items:
             return out
         keys = [cache_key(self.name, t) for t in items]
-        found = self._lookup(sorted(set(keys)))
+        found: dict[str, np.ndarray] = {}
+        for k in keys:
+            v = self._memo.get(k)
+            if v is not None:
+                found[k] = v
+                self._memo.move_to_end(k)
+        stale: set[str] = set()  # rows of the wrong length: replaced when written
+        unknown = sorted(set(keys) - found.keys())
+        if unknown:
+            looked = self._lookup(unknown, stale)
+            found.update(looked)
+            self._remember(looked)
         todo: dict[str, str] = {}  # key -> text, insertion-ordered and distinct
         for k, t in zip(keys, items):
             if k not in found and k not in todo:
@@ -172,42 +208,69 @@ class CachedTextEncoder:
                     f"CachedTextEncoder: {self.name}.encode returned shape {vecs.shape} "
                     f"for {len(todo)} texts, expected ({len(todo)}, {self.dim})"
                 )
+            vecs = np.ascontiguousarray(vecs)
+            self._store(list(todo), vecs, stale)
             new = dict(zip(todo.keys(), vecs))
-            self._store(new)
             found.update(new)
+            self._remember(new)
         for i, k in enumerate(keys):
             out[i] = found[k]
         self.misses += len(todo)
         self.hits += len(items) - len(todo)
         return out
 
-    def _lookup(self, keys: list[str]) -> dict[str, np.ndarray]:
+    def _remember(self, rows: dict[str, np.ndarray]) -> None:
+        for k, v in rows.items():
+            self._memo[k] = v
+            self._memo.move_to_end(k)
+        while len(self._memo) > self.MEMO_SIZE:
+            self._memo.popitem(last=False)
+
+    def _lookup(self, keys: list[str], stale: set[str]) -> dict[str, np.ndarray]:
+        """Stored vectors of `keys` (adds keys whose row has the wrong length to `stale`)."""
         found: dict[str, np.ndarray] = {}
         for s in range(0, len(keys), self._LOOKUP_CHUNK):
             chunk = keys[s : s + self._LOOKUP_CHUNK]
-            rows = self.con.execute(
-                "SELECT c.key, c.vector FROM embed_cache c "
-                "JOIN (SELECT unnest(?::VARCHAR[]) AS key) q ON c.key = q.key",
-                [chunk],
-            ).fetchall()
-            for k, v in rows:
+            res = self.con.execute(
+                "SELECT key, vector FROM embed_cache WHERE key IN (" + ", ".join(["?"] * len(chunk)) + ")", chunk
+            ).fetchnumpy()
+            for k, v in zip(res["key"], res["vector"]):
                 # a row of another length (corrupt or foreign) counts as a miss and is replaced
-                if v is not None and len(v) == self.dim:
-                    found[k] = np.asarray(v, dtype=np.float32)
+                if isinstance(v, np.ndarray) and v.shape == (self.dim,):
+                    found[str(k)] = np.asarray(v, dtype=np.float32)
+                else:
+                    stale.add(str(k))
         return found
 
-    def _store(self, new: dict[str, np.ndarray]) -> None:
+    def _store(self, keys: list[str], vecs: np.ndarray, stale: set[str]) -> None:
         if not self.writable:
             return
-        keys = list(new)
-        vectors = [v.tolist() for v in new.values()]
         try:
-            # one statement for the whole batch: executemany is row-by-row and slow in DuckDB
-            self.con.execute(
-                "INSERT OR REPLACE INTO embed_cache(key, model, vector) "
-                "SELECT k, ?, v FROM (SELECT unnest(?::VARCHAR[]) AS k, unnest(?::FLOAT[][]) AS v)",
-                [self.name, keys, vectors],
-            )
+            replace = [k for k in keys if k in stale]
+            if replace:
+                self.con.execute("DELETE FROM embed_cache WHERE key IN (" + ", ".join(["?"] * len(replace)) + ")",
+                                 replace)
+            # every key is absent now (looked up in this call, on this connection): a plain INSERT,
+            # several times cheaper than INSERT OR REPLACE
+            pa = _pyarrow() if len(keys) > 4 else None
+            if pa is None:
+                # one statement for the batch: executemany is row-by-row and slow in DuckDB
+                self.con.execute(
+                    "INSERT INTO embed_cache(key, model, vector) "
+                    "SELECT k, ?, v FROM (SELECT unnest(?::VARCHAR[]) AS k, unnest(?::FLOAT[][]) AS v)",
+                    [self.name, keys, vecs.tolist()],
+                )
+            else:
+                # Arrow hands the rows over without a Python float per value (1000 rows: 28 ms, not 170)
+                table = pa.table({"k": keys, "v": pa.FixedSizeListArray.from_arrays(
+                    pa.array(vecs.reshape(-1)), self.dim)})
+                view = f"_embed_new_{id(self):x}"
+                self.con.register(view, table)
+                try:
+                    self.con.execute(f"INSERT INTO embed_cache(key, model, vector) "
+                                     f"SELECT k, ?, CAST(v AS FLOAT[]) FROM {view}", [self.name])
+                finally:
+                    self.con.unregister(view)
         except duckdb.Error as e:
             if "read-only" not in str(e).lower():
                 raise

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass, field
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from typing import Any, Callable
 
 import duckdb
@@ -105,6 +105,19 @@ TOOL_SCHEMAS: dict[str, dict] = {
                     "properties": {"query_content": {"type": "string"},
                                    "result_budget": {"type": "integer", "minimum": 1}}},
 }
+
+
+_EPOCH = datetime(1970, 1, 1)
+
+
+def _iso_from_epoch_us(us: int | None) -> str | None:
+    """jsonable() of the naive datetime `us` microseconds after 1970-01-01."""
+    return None if us is None else (_EPOCH + timedelta(microseconds=us)).isoformat()
+
+
+def _timestamp_time(t: TableMeta) -> bool:
+    """The table's `time` column is a TIMESTAMP (its rows can travel as epoch microseconds)."""
+    return any(c.name == "time" and c.dtype == "TIMESTAMP" for c in t.columns)
 
 
 def jsonable(v: Any) -> Any:
@@ -419,16 +432,26 @@ class Toolbox:
         # first/last values and their rounds need ordered aggregates (a sort); only those operators pay for them
         ends = (f"first(v {order}), last(v {order}), first(source {order}), last(source {order})"
                 if op in ("first", "latest", "change") else "NULL, NULL, NULL, NULL")
-        sql = (f"WITH s AS ({base}) SELECT {agg}, count(*), {ends}, min(time), max(time), "
-               f"count(DISTINCT CAST(time AS DATE)) FROM s{cond}")
-        row = self._run(sql, params)[0]
+        head = f"{agg}, count(*), {ends}, min(time), max(time), count(DISTINCT CAST(time AS DATE))"
+        sql = f"WITH s AS ({base}) SELECT {head} FROM s{cond}"
+        if op not in ("avg", "sum", "count"):
+            # min/max/mode: the extreme rows come first, so the rows query needs the value; first/latest/
+            # change already sort for their ordered aggregates. A second query is cheaper for these
+            # (measured: one scan with arg_min was up to 2x slower at 100k rows)
+            row = self._run(sql, params)[0]
+            raw_value = row[0]
+            extreme = op in ("min", "max", "mode") and bool(row[1]) and raw_value is not None
+            ts = _timestamp_time(t)
+            rsql = (f"WITH s AS ({base}) SELECT source, {'epoch_us(time)' if ts else 'time'}, v FROM s{cond} "
+                    + ("ORDER BY (v = ?) DESC, time, round_order" if extreme else order)
+                    + f" LIMIT {MAX_ROUNDS_PER_UNIT}")
+            contributing = self._run(rsql, params + ([raw_value] if extreme else []))
+            if ts:
+                contributing = [(c[0], _iso_from_epoch_us(c[1]), c[2]) for c in contributing]
+        else:
+            extreme = False
+            sql, row, contributing = self._compute_one_pass(t, base, head, cond, params)
         raw_value, n, first_v, last_v, first_src, last_src, tmin, tmax, n_days = row
-        # the contributing rows travel with the one computed unit; for min/max the extreme rows come first
-        extreme = op in ("min", "max", "mode") and n and raw_value is not None
-        rsql = (f"WITH s AS ({base}) SELECT source, time, v FROM s{cond} "
-                + ("ORDER BY (v = ?) DESC, time, round_order" if extreme else order)
-                + f" LIMIT {MAX_ROUNDS_PER_UNIT}")
-        contributing = self._run(rsql, params + ([raw_value] if extreme else []))
         value = jsonable(raw_value)
         result = {"operator": op, "value": value, "n_rows": int(n), "n_days": int(n_days or 0),
                   "unit": e.unit, "column": e.text, "first_time": jsonable(tmin), "last_time": jsonable(tmax)}
@@ -456,6 +479,25 @@ class Toolbox:
                 "rows": tuple(tuple(jsonable(v) for v in c) for c in contributing),
                 "sql": sql, "params": tuple(jsonable(params)), "summary": text, "n_matched": int(n),
                 "value": result, "table": t.table_name, "unit": e.unit}
+
+    def _compute_one_pass(self, t: TableMeta, base: str, head: str, cond: str,
+                          params: list) -> tuple[str, tuple, list[tuple]]:
+        """The SQL, the aggregate row and the contributing rows of a Compute call in ONE scan
+        (avg, sum, count: their contributing rows are simply the first ones by time).
+
+        Same rows as `SELECT source, time, v ... ORDER BY time, round_order LIMIT 100`:
+        arg_min(row, (time IS NULL, time, round_order), 100) keeps them in the aggregate's
+        pass instead of a second query. TIMESTAMPs travel as microseconds (DuckDB's
+        conversion to Python datetimes cost more than the scan) and come back as the ISO
+        text jsonable() makes of them.
+        """
+        ts = _timestamp_time(t)
+        rec = f"struct_pack(s := source, t := {'epoch_us(time)' if ts else 'time'}, v := v)"
+        sql = (f"WITH s AS ({base}) SELECT {head}, "
+               f"arg_min({rec}, (time IS NULL, time, round_order), {MAX_ROUNDS_PER_UNIT}) FROM s{cond}")
+        row = self._run(sql, params)[0]
+        when = _iso_from_epoch_us if ts else (lambda x: x)
+        return sql, row[:9], [(r["s"], when(r["t"]), r["v"]) for r in row[9] or ()]
 
     # ------------------------------------------------------------------ retrieval
     def _node_rounds(self, node_id: str, limit: int = MAX_ROUNDS_PER_UNIT) -> tuple[str, ...]:

@@ -312,3 +312,23 @@ def test_compute_contributing_rows_equal_the_ordered_query(tmp_path, embedder, o
             con.execute(f"SELECT 1 FROM step_log{cond}").fetchall())
     finally:
         con.close()
+
+
+def test_a_ranked_context_keeps_only_the_best_episode_candidates(memory_path, embedder, monkeypatch):
+    from core.planning import context as context_mod
+
+    con = duckdb.connect(str(memory_path))
+    q = "when did I run the half marathon"
+    full = ContextBuilder(con, embedder, DEFAULT).build(q)
+    episodes = [c for c in full.candidates if c.kind == "episode"]
+    assert len(episodes) > 3
+    monkeypatch.setattr(context_mod, "MAX_EPISODE_CANDIDATES", 3)
+    capped = ContextBuilder(con, embedder, DEFAULT).build(q)
+    kept = [c for c in capped.candidates if c.kind == "episode"]
+    best = sorted(episodes, key=lambda c: -c.score)[:3]
+    assert [c.name for c in kept] == [c.name for c in best]  # the best three by h, in rank order
+    assert [c.name for c in capped.candidates if c.kind == "table"] == [c.name for c in full.candidates
+                                                                       if c.kind == "table"]
+    chosen = [[c.name for c in ctx.candidates if c.selected and c.kind == "episode"] for ctx in (full, capped)]
+    assert chosen[1] == chosen[0][:3]  # the planner still gets the best episodes
+    con.close()

@@ -216,3 +216,21 @@ def test_locomo_f1_on_real_locomo_answers(locomo_dir):
             assert score_answer(str(gold), str(gold)) == 1.0, qa
             n += 1
     assert n > 100
+
+
+def test_bm25_index_scores_equal_bm25_raw_exactly():
+    """The cached inverted index gives bit-for-bit the scores of a fresh BM25Okapi per query."""
+    import random
+
+    from core.planning.scoring import BM25Index, bm25_raw, tokens
+
+    rng = random.Random(7)
+    vocab = ["sleep", "hours", "run", "running", "km", "dog", "pepper", "heart", "rate", "steps", "bpm",
+             "weight", "the", "a", "marathon", "brother", "meal", "calories"]
+    for trial in range(40):
+        docs = [tokens(" ".join(rng.choice(vocab) for _ in range(rng.randint(0, 12))))
+                for _ in range(rng.randint(0, 30))]
+        index = BM25Index(docs)
+        for _ in range(5):
+            q = tokens(" ".join(rng.choice(vocab + ["unknown"]) for _ in range(rng.randint(0, 5))))
+            assert index.scores(q).tolist() == bm25_raw(q, docs).tolist(), (trial, q)

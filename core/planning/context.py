@@ -20,8 +20,13 @@ import numpy as np
 from ..config import Config
 from ..protocols import TextEncoder
 from .metadata import TableMeta, load_catalog, signature
-from .scoring import hybrid, tokens
+from .scoring import BM25Index, hybrid, tokens
 from .tools import TOOL_ARGS, TOOL_DESCRIPTIONS
+
+
+# episode candidates kept in a context (and its trace): the best ones by h; only the top k_epi are
+# selected, and building every one costs ~0.6 s per question at 100k episodes
+MAX_EPISODE_CANDIDATES = 200
 
 
 @dataclass(frozen=True)
@@ -88,6 +93,11 @@ class ContextBuilder:
         self._sig = None
         self._catalog: dict[str, TableMeta] = {}
         self._emb: dict[str, np.ndarray] = {}
+        # scoring state of the last candidate set (texts, their embeddings, the BM25 index): rebuilt only
+        # when the tables or the episodes change, not for every question (at 10k rounds, re-tokenizing and
+        # re-indexing ~9k episode descriptions per question cost ~1 s)
+        self._corpus_key: tuple | None = None
+        self._corpus: tuple | None = None
 
     def catalog(self) -> dict[str, TableMeta]:
         """Current analytic-table metadata (reloaded only when a table changed)."""
@@ -126,30 +136,62 @@ class ContextBuilder:
         finally:
             cur.close()
 
+    def _episode_signature(self) -> tuple:
+        cur = self.con.cursor()
+        try:
+            return tuple(cur.execute(
+                "SELECT count(*), sum(hash(node_id, description) >> 11) FROM nodes WHERE level = 'episode'"
+            ).fetchone())
+        except duckdb.CatalogException:
+            return ()
+        finally:
+            cur.close()
+
+    def _candidates(self, use_tables: bool, use_episodes: bool,
+                    catalog: dict[str, TableMeta] | None) -> tuple[list[tuple[str, str, str]], np.ndarray, BM25Index]:
+        """(kind, name, text) of every candidate, their embeddings and BM25 index; cached until the
+        tables' texts or the episodes (count and a hash of ids and descriptions) change."""
+        tables = []
+        if use_tables:
+            tables = [("table", t.table_name, t.text()) for t in (catalog if catalog is not None
+                                                                   else self.catalog()).values()]
+        key = (tuple(tables), self._episode_signature() if use_episodes else None)
+        with self._lock:
+            if key == self._corpus_key and self._corpus is not None:
+                return self._corpus
+        items = list(tables)
+        if use_episodes:
+            items += [("episode", nid, desc) for nid, desc in self.episodes()]
+        corpus = (items, self.embed([i[2] for i in items]), BM25Index([tokens(i[2]) for i in items]))
+        with self._lock:
+            self._corpus_key, self._corpus = key, corpus
+        return corpus
+
     def build(self, question: str, *, use_tables: bool = True, use_episodes: bool = True,
               ranked: bool = True, catalog: dict[str, TableMeta] | None = None) -> PlanningContext:
         """Score every candidate; keep top k_tab / k_epi (all of them when ranked=False).
 
         `catalog`: a snapshot from catalog() to use instead of checking for changes again."""
-        items: list[tuple[str, str, str]] = []
-        if use_tables:
-            items += [("table", t.table_name, t.text()) for t in (catalog if catalog is not None
-                                                                   else self.catalog()).values()]
-        if use_episodes:
-            items += [("episode", nid, desc) for nid, desc in self.episodes()]
+        items, vecs, index = self._candidates(use_tables, use_episodes, catalog)
         if not items:
             return PlanningContext(question, (), ranked)
         qv = self.encoder.encode([question])[0]
-        s = hybrid(np.asarray(qv, dtype=np.float32), self.embed([i[2] for i in items]), tokens(question),
-                   [tokens(i[2]) for i in items], self.config.lambda_meta)
-        order = sorted(range(len(items)), key=lambda i: -s.h[i]) if ranked else list(range(len(items)))
+        s = hybrid(np.asarray(qv, dtype=np.float32), vecs, tokens(question), index, self.config.lambda_meta)
+        # a stable sort by -h, as sorted(range(n), key=lambda i: -h[i]) was, without a Python call per item
+        order = np.argsort(-s.h, kind="stable").tolist() if ranked else list(range(len(items)))
         limits = {"table": self.config.k_tab, "episode": self.config.k_epi}
         kept = {"table": 0, "episode": 0}
         cands = []
+        # plain floats once for all (indexing numpy arrays per item dominated at 100k episodes)
+        cos, bm, bn, h = s.cos.tolist(), s.bm25.tolist(), s.bm25_norm.tolist(), s.h.tolist()
+        shown = {"table": 0, "episode": 0}
         for i in order:
             kind, name, text = items[i]
             sel = (not ranked) or kept[kind] < limits[kind]
             kept[kind] += sel
-            cands.append(Candidate(kind, name, text, float(s.cos[i]), float(s.bm25[i]), float(s.bm25_norm[i]),
-                                   float(s.h[i]), bool(sel)))
+            # every table, but only the best MAX_EPISODE_CANDIDATES episodes (ranked contexts)
+            if ranked and kind == "episode" and shown[kind] >= MAX_EPISODE_CANDIDATES:
+                continue
+            shown[kind] += 1
+            cands.append(Candidate(kind, name, text, cos[i], bm[i], bn[i], h[i], bool(sel)))
         return PlanningContext(question, tuple(cands), ranked)

@@ -67,6 +67,46 @@ def bm25_raw(query_tokens: Sequence[str], docs: Sequence[Sequence[str]]) -> np.n
     return np.maximum(np.asarray(bm.get_scores(list(query_tokens)), dtype=np.float64), 0.0)
 
 
+class BM25Index:
+    """`bm25_raw(query, docs)` for many queries over the same docs, without rebuilding the index.
+
+    Built once (BM25Okapi's idf, lengths and term counts), then each query only
+    touches the documents that contain its tokens (an inverted index), with the
+    same arithmetic as BM25Okapi.get_scores term by term, so the scores are
+    bit-for-bit those of `bm25_raw`.
+    """
+
+    def __init__(self, docs: Sequence[Sequence[str]]):
+        self.n = len(docs)
+        self.empty = not docs or not any(docs)
+        self._post: dict[str, tuple[np.ndarray, np.ndarray]] = {}
+        if self.empty:
+            return
+        bm = BM25Okapi([list(d) or ["\x00"] for d in docs])
+        self.idf, self.k1, self.b, self.avgdl = bm.idf, bm.k1, bm.b, bm.avgdl
+        self.doc_len = np.array(bm.doc_len)
+        post: dict[str, tuple[list[int], list[int]]] = {}
+        for i, freqs in enumerate(bm.doc_freqs):
+            for w, f in freqs.items():
+                p = post.setdefault(w, ([], []))
+                p[0].append(i)
+                p[1].append(f)
+        self._post = {w: (np.asarray(ix, dtype=np.int64), np.asarray(fr)) for w, (ix, fr) in post.items()}
+
+    def scores(self, query_tokens: Sequence[str]) -> np.ndarray:
+        if self.empty or not query_tokens:
+            return np.zeros(self.n)
+        score = np.zeros(self.n)
+        k1, b = self.k1, self.b
+        for q in query_tokens:
+            hit = self._post.get(q)
+            if hit is None:
+                continue  # BM25Okapi adds idf * 0 / (...) = 0 to every document
+            ix, tf = hit
+            score[ix] += (self.idf.get(q) or 0) * (tf * (k1 + 1) / (tf + k1 * (1 - b + b * self.doc_len[ix] / self.avgdl)))
+        return np.maximum(score, 0.0)
+
+
 @dataclass(frozen=True)
 class HybridScores:
     cos: np.ndarray
@@ -76,10 +116,12 @@ class HybridScores:
 
 
 def hybrid(query_vec: np.ndarray, doc_vecs: np.ndarray, query_tokens: Sequence[str],
-           doc_tokens: Sequence[Sequence[str]], lam: float) -> HybridScores:
-    """Eq. 9 for every document. Vectors are L2-normalized, so cos is a dot product."""
-    n = len(doc_tokens)
+           doc_tokens: Sequence[Sequence[str]] | BM25Index, lam: float) -> HybridScores:
+    """Eq. 9 for every document. Vectors are L2-normalized, so cos is a dot product.
+    `doc_tokens` may be a BM25Index over the documents' tokens (same scores, no rebuild)."""
+    index = doc_tokens if isinstance(doc_tokens, BM25Index) else None
+    n = index.n if index is not None else len(doc_tokens)
     cos = (doc_vecs @ query_vec).astype(np.float64) if n else np.zeros(0)
-    raw = bm25_raw(query_tokens, doc_tokens)
+    raw = index.scores(query_tokens) if index is not None else bm25_raw(query_tokens, doc_tokens)
     norm = minmax(raw)
     return HybridScores(cos=cos, bm25=raw, bm25_norm=norm, h=lam * cos + (1.0 - lam) * norm)

@@ -683,6 +683,22 @@ class Hierarchy:
         top = np.argsort(-scores, kind="stable")[:k]
         return [(ids[i], float(scores[i])) for i in top]
 
+    def level_scores(
+        self, query: str, level: str, query_vectors: tuple[np.ndarray, np.ndarray | None] | None = None
+    ) -> tuple[list[str], np.ndarray]:
+        """(ids in round order, fused score of each) for every node of one level: what search() ranks.
+
+        Raises ValueError for an unknown level.
+        """
+        if level not in LEVELS:
+            raise ValueError(f"unknown hierarchy level {level!r}; expected one of {', '.join(LEVELS)}")
+        q_text, q_vis = query_vectors if query_vectors is not None else self.query_vectors(query)
+        ix = self._index.level(level)
+        if not ix.ids:
+            return ix.ids, np.zeros(0)
+        return ix.ids, fused_scores(q_text, q_vis, ix.text, ix.vis, ix.has_vis, self.config.w_text,
+                                    self.config.w_visual)
+
     def locate_events(
         self,
         query: str,

@@ -16,7 +16,7 @@ import duckdb
 import numpy as np
 
 from ..protocols import TextEncoder
-from .scoring import minmax, bm25_raw, tokens
+from .scoring import BM25Index, minmax, bm25_raw, tokens
 
 LEVELS = ("event", "episode", "topic")
 HYBRID_LAMBDA = 0.5  # weight of the embedding cosine against BM25 when re-scoring a wrapped memory
@@ -193,11 +193,12 @@ class AdaptedRetrieval:
     def __init__(self, inner, lam: float = HYBRID_LAMBDA):
         self.inner = as_retrieval(inner)
         self.lam = lam
-        self._bm25: dict[str, tuple[tuple, list[str], list[list[str]]]] = {}
+        self._bm25: dict[str, tuple[tuple, list[str], BM25Index]] = {}
         self._lock = threading.Lock()
 
-    def _level_docs(self, level: str) -> tuple[list[str], list[list[str]]] | None:
-        """(node ids, description tokens) of a level, cached until the level changes; None without a table."""
+    def _level_docs(self, level: str) -> tuple[list[str], BM25Index] | None:
+        """(node ids, BM25 index of their descriptions) of a level, cached until the level changes;
+        None without a table. Scores are bit for bit those of bm25_raw over the descriptions."""
         con = getattr(self.inner, "con", None)
         if con is None or self.lam >= 1.0:
             return None
@@ -216,19 +217,30 @@ class AdaptedRetrieval:
         finally:
             cur.close()
         ids = [r[0] for r in rows]
-        toks = [tokens(r[1]) for r in rows]
+        index = BM25Index([tokens(r[1]) for r in rows])
         with self._lock:
-            self._bm25[level] = (sig, ids, toks)
-        return ids, toks
+            self._bm25[level] = (sig, ids, index)
+        return ids, index
+
+    def _dense(self, query: str, level: str, ids: list[str]) -> np.ndarray:
+        """Dense scores aligned with `ids` (0 for a node the wrapped memory does not score)."""
+        scorer = getattr(self.inner, "level_scores", None)
+        if callable(scorer):  # core.hierarchy.Hierarchy: every score of the level as one array
+            got_ids, scores = scorer(query, level)
+            if len(got_ids) == len(ids) and (got_ids is ids or list(got_ids) == ids):
+                return np.asarray(scores, dtype=np.float64)
+            dense = dict(zip(got_ids, np.asarray(scores, dtype=np.float64).tolist()))
+        else:
+            dense = {str(n): float(s) for n, s in self.inner.search(query, level, len(ids))}
+        return np.array([dense.get(i, 0.0) for i in ids])
 
     def _hybrid(self, query: str, level: str, k: int) -> list[tuple[str, float]] | None:
         docs = self._level_docs(level)
         if docs is None or not docs[0]:
             return None
-        ids, toks = docs
-        dense = {str(n): float(s) for n, s in self.inner.search(query, level, len(ids))}
-        bm = minmax(bm25_raw(tokens(query), toks))
-        h = np.array([self.lam * dense.get(i, 0.0) for i in ids]) + (1 - self.lam) * bm
+        ids, index = docs
+        bm = minmax(index.scores(tokens(query)))
+        h = self.lam * self._dense(query, level, ids) + (1 - self.lam) * bm
         top = np.argsort(-h, kind="stable")[:k]
         return [(ids[i], float(h[i])) for i in top]
 

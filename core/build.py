@@ -154,6 +154,9 @@ def build(
     t0 = timer.add("store", t0)
     if not isinstance(deps, BuildDeps):
         deps = deps()
+    # every LLM call of this build (extraction, metadata, descriptions) is metered from here
+    meter = getattr(deps.llm, "meter", None) if deps.llm is not None else None
+    mark = meter.mark() if meter is not None else 0
 
     images_ocr = run_ocr(store, deps.ocr, progress)
     t0 = timer.add("ocr", t0)
@@ -246,6 +249,7 @@ def build(
     store.set_meta("text_encoder", deps.text_encoder.name)
     store.set_meta("image_encoder", deps.image_encoder_label or deps.image_encoder.name)
     s = store.summary()
+    usage = meter.usage(since=mark) if meter is not None else None
     report = BuildReport(
         sessions=s["sessions"], rounds=s["rounds"], rounds_added=added, images=s["images"],
         images_ocr=s["images_ocr"], observations=s["observations"], schemas=s["schemas"],
@@ -253,6 +257,7 @@ def build(
         image_encoder=deps.image_encoder_label or deps.image_encoder.name, text_encoder=deps.text_encoder.name,
         seconds=round(time.perf_counter() - t_start, 3), changed_rounds=tuple(changed),
         fallbacks=tuple(fallbacks), stage_seconds=tuple((k, round(v, 3)) for k, v in timer.seconds.items()),
+        llm_tokens=usage.tokens if usage is not None else 0, llm_calls=usage.calls if usage is not None else 0,
     )
     _record_run(store, report, images_ocr)
     return report

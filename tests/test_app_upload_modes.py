@@ -22,3 +22,23 @@ def test_upload_page_chooses_the_hierarchy_comparison_mode_for_the_build(tmp_pat
     at.button(key="upl_build").click().run()
     assert not at.exception
     assert any("Built: 6 new round(s)" in s.value for s in at.success)
+
+
+def test_a_build_report_totals_the_calls_and_tokens_of_its_model(tmp_path):
+    from conftest import FakeImageEncoder, FakeOCR, HashEmbedder
+    from test_app_pages import MeteredLLM, health_history
+
+    from core.build import BuildDeps, build
+    from core.extract import LLMExtractor, RuleExtractor
+    from core.store import Store
+
+    llm = MeteredLLM()
+    history, ocr = health_history()
+    with Store(tmp_path / "m.duckdb") as store:
+        deps = BuildDeps(HashEmbedder(), FakeImageEncoder(), FakeOCR(ocr),
+                         LLMExtractor(llm, RuleExtractor(DEFAULT)), llm=llm)
+        first = build(store, [history], deps, DEFAULT)
+        assert first.llm_calls == len(llm.meter.records) >= first.rounds_added
+        assert first.llm_tokens == 120 * first.llm_calls  # MeteredLLM spends 100 + 20 per call
+        again = build(store, [history], deps, DEFAULT)  # nothing new: no call, and only this build's calls count
+        assert (again.llm_calls, again.llm_tokens) == (0, 0)

@@ -26,6 +26,21 @@ def _same(a: dict, b: dict) -> None:
 MODES = ["description", "centroid"]
 
 
+def _batch(st, h, rounds, start: int) -> None:
+    """Insert `rounds` (orders from `start`) in one transaction and one hierarchy batch."""
+    with st.transaction(), h.batch():
+        for j, r in enumerate(rounds, start=start):
+            h.insert(j, r, {})
+
+
+def _finalize_equals(st, h, want: dict) -> None:
+    """Finalize, check the nodes equal `want` (the memory built insert by insert), close the store."""
+    with st.transaction():
+        h.finalize()
+    _same(snapshot(st.con), want)
+    st.close()
+
+
 def _immediate(path, rounds, image_encoder, config=DEFAULT) -> dict:
     st = Store(path)
     h = Hierarchy(st.con, HashEmbedder(), image_encoder, config)
@@ -48,13 +63,8 @@ def test_batches_of_any_size_equal_inserting_one_by_one(tmp_path, image_encoder,
     enc = HashEmbedder()
     h = Hierarchy(st.con, enc, image_encoder, cfg)
     for k in range(0, len(rounds), size):
-        with st.transaction(), h.batch():
-            for j, r in enumerate(rounds[k : k + size], start=k + 1):
-                h.insert(j, r, {})
-    with st.transaction():
-        h.finalize()
-    _same(snapshot(st.con), want)
-    st.close()
+        _batch(st, h, rounds[k : k + size], k + 1)
+    _finalize_equals(st, h, want)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -65,9 +75,7 @@ def test_batch_leaves_descriptions_to_finalize_and_a_new_object_completes_them(t
     path = tmp_path / "crashed.duckdb"
     st = Store(path)
     h = Hierarchy(st.con, HashEmbedder(), image_encoder, cfg)
-    with st.transaction(), h.batch():
-        for j, r in enumerate(rounds, start=1):
-            h.insert(j, r, {})
+    _batch(st, h, rounds, 1)
     waiting = st.con.execute("SELECT count(*) FROM nodes WHERE level <> 'event' AND text_emb IS NULL").fetchone()[0]
     # centroid mode: topics that gained members (and the open episode) wait for finalize; the paper-exact
     # mode describes each one when it changes
@@ -75,10 +83,7 @@ def test_batch_leaves_descriptions_to_finalize_and_a_new_object_completes_them(t
     st.close()  # as if the process died before finalize
     st = Store(path)
     h = Hierarchy(st.con, HashEmbedder(), image_encoder, cfg)
-    with st.transaction():
-        h.finalize()
-    _same(snapshot(st.con), want)
-    st.close()
+    _finalize_equals(st, h, want)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -88,9 +93,7 @@ def test_failed_batch_writes_nothing_and_the_next_one_starts_from_the_table(tmp_
     want = _immediate(tmp_path / "one.duckdb", rounds, image_encoder, cfg)
     st = Store(tmp_path / "m.duckdb")
     h = Hierarchy(st.con, HashEmbedder(), image_encoder, cfg)
-    with st.transaction(), h.batch():
-        for j, r in enumerate(rounds[:4], start=1):
-            h.insert(j, r, {})
+    _batch(st, h, rounds[:4], 1)
     before = snapshot(st.con)
     with pytest.raises(RuntimeError, match="boom"):
         with st.transaction(), h.batch():
@@ -98,20 +101,15 @@ def test_failed_batch_writes_nothing_and_the_next_one_starts_from_the_table(tmp_
                 h.insert(j, r, {})
             raise RuntimeError("boom")
     assert snapshot(st.con) == before
-    with st.transaction(), h.batch():
-        for j, r in enumerate(rounds[4:], start=5):
-            h.insert(j, r, {})
-    with st.transaction():
-        h.finalize()
-    _same(snapshot(st.con), want)
-    st.close()
+    _batch(st, h, rounds[4:], 5)
+    _finalize_equals(st, h, want)
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_big_topic_is_described_from_its_first_and_latest_members(store, image_encoder, mode):
-    cfg = DEFAULT.with_(hierarchy_compare=mode)
     from core.hierarchy.memory import TOPIC_FIRST_MEMBERS, TOPIC_LATEST_MEMBERS
 
+    cfg = DEFAULT.with_(hierarchy_compare=mode)
     seen: list[int] = []
 
     class Recording(Hierarchy):
@@ -148,9 +146,7 @@ def test_topic_sums_table_matches_the_episodes_or_is_recomputed(tmp_path, image_
     want = _immediate(tmp_path / "one.duckdb", rounds, image_encoder, cfg)
     st = Store(tmp_path / "m.duckdb")
     h = Hierarchy(st.con, HashEmbedder(), image_encoder, cfg)
-    with st.transaction(), h.batch():
-        for j, r in enumerate(rounds[:8], start=1):
-            h.insert(j, r, {})
+    _batch(st, h, rounds[:8], 1)
     assert TopicTable.load(st.con).saved_all is False  # batches leave the sums to the build's end
     with st.transaction():
         h.flush()  # what finalize does too: descriptions and sums written
@@ -165,13 +161,8 @@ def test_topic_sums_table_matches_the_episodes_or_is_recomputed(tmp_path, image_
     elif damage == "stale":
         st.con.execute("UPDATE topic_sums SET n_members = n_members + 1")
     h = Hierarchy(st.con, HashEmbedder(), image_encoder, cfg)  # a new process: state from the file
-    with st.transaction(), h.batch():
-        for j, r in enumerate(rounds[8:], start=9):
-            h.insert(j, r, {})
-    with st.transaction():
-        h.finalize()
-    _same(snapshot(st.con), want)
-    st.close()
+    _batch(st, h, rounds[8:], 9)
+    _finalize_equals(st, h, want)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -186,16 +177,11 @@ def test_an_open_episode_left_waiting_by_a_batch_is_described_by_finalize(tmp_pa
         path = tmp_path / f"b{reopen}.duckdb"
         st = Store(path)
         h = Hierarchy(st.con, HashEmbedder(), image_encoder, cfg)
-        with st.transaction(), h.batch():
-            for j, r in enumerate(rounds, start=1):
-                h.insert(j, r, {})
+        _batch(st, h, rounds, 1)
         waits = st.con.execute("SELECT text_emb IS NULL FROM nodes WHERE node_id = 'ep:S1:R12'").fetchone()[0]
         assert waits == (mode == "centroid")
         if reopen:
             st.close()
             st = Store(path)
             h = Hierarchy(st.con, HashEmbedder(), image_encoder, cfg)
-        with st.transaction():
-            h.finalize()
-        _same(snapshot(st.con), want)
-        st.close()
+        _finalize_equals(st, h, want)

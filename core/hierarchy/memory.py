@@ -424,7 +424,13 @@ class Hierarchy:
         """
         if not topic_ids:
             return
-        texts = self._topic_member_texts(topic_ids)
+        # member texts only for the topics described now: a batch leaves most topics waiting, and the
+        # window query reads every episode of the topics it is given
+        need = [tid for tid in topic_ids
+                if not (extra is None and tid in st.topic_desc)
+                and (describe or (st.topics.stats[tid].n_members if tid in st.topics.row else 0)
+                     + (extra is not None) == 1)]
+        texts = self._topic_member_texts(need) if need else {}
         pending: list[NodeRow] = []
         rows: list[NodeRow] = []
         multi: list[NodeRow] = []

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import time
-from pathlib import Path
 from types import SimpleNamespace
 
 import streamlit as st
@@ -12,7 +11,7 @@ from core.model import QA
 from core.planning import ABLATIONS
 from ui import charts, state
 from ui.engine import cost_text, memory_version, meter_of, model_name, query_engine
-from ui.resources import store_or_none
+from ui.resources import page_store
 from ui.views import evidence_view, step_view
 
 RESULTS = "_eval_results"
@@ -23,12 +22,7 @@ st.caption("Answers every question of this memory's QA list and scores it exactl
            "(core.evaluation.runner): LoCoMo questions by LoCoMo's F1 per category, the others by answer kind "
            f"(numbers, dates, up/down, yes/no with tolerance; refusals; free text by token F1); a question counts "
            f"as correct at score ≥ {CORRECT_AT}.")
-if not Path(path).exists():
-    st.info("No memory yet: build one on the **Upload & build** page.")
-    st.stop()
-store = store_or_none(path)
-if store is None:
-    st.stop()
+store = page_store(path)
 version = memory_version(store)
 qas = store.qas()
 if not qas:

@@ -43,6 +43,17 @@ def snapshot(con) -> dict[str, tuple]:
     return {r[0]: r for r in rows}
 
 
+def same_nodes(a: dict, b: dict) -> None:
+    """Two snapshots hold the same nodes with the same values (embeddings to 1e-6)."""
+    assert a.keys() == b.keys()
+    for k in a:
+        for x, y in zip(a[k], b[k]):
+            if isinstance(x, list) and x and isinstance(x[0], float):
+                np.testing.assert_allclose(x, y, atol=1e-6)
+            else:
+                assert x == y, (k, x, y)
+
+
 def build(h: Hierarchy, rounds: list[Round], start: int = 1) -> list:
     return [h.insert(start + k, r, {}) for k, r in enumerate(rounds)]
 
@@ -307,13 +318,7 @@ def test_two_halves_with_reopen_equal_one_build(tmp_path, image_encoder):
     second.close()
 
     a, b = _rows(tmp_path / "whole.duckdb"), _rows(tmp_path / "halves.duckdb")
-    assert a.keys() == b.keys()
-    for k in a:
-        for x, y in zip(a[k], b[k]):
-            if isinstance(x, list) and x and isinstance(x[0], float):
-                np.testing.assert_allclose(x, y, atol=1e-6)
-            else:
-                assert x == y, k
+    same_nodes(a, b)
     assert len({r[2] for r in a.values() if r[1] == "episode"}) >= 2  # more than one topic was used
 
 

@@ -10,17 +10,7 @@ from conftest import HashEmbedder
 from core.config import DEFAULT
 from core.hierarchy import Hierarchy
 from core.store import Store
-from test_hierarchy import T0, _script_rounds, rnd, snapshot
-
-
-def _same(a: dict, b: dict) -> None:
-    assert a.keys() == b.keys()
-    for k in a:
-        for x, y in zip(a[k], b[k]):
-            if isinstance(x, list) and x and isinstance(x[0], float):
-                np.testing.assert_allclose(x, y, atol=1e-6)
-            else:
-                assert x == y, (k, x, y)
+from test_hierarchy import T0, _script_rounds, rnd, same_nodes, snapshot
 
 
 MODES = ["description", "centroid"]
@@ -37,7 +27,7 @@ def _finalize_equals(st, h, want: dict) -> None:
     """Finalize, check the nodes equal `want` (the memory built insert by insert), close the store."""
     with st.transaction():
         h.finalize()
-    _same(snapshot(st.con), want)
+    same_nodes(snapshot(st.con), want)
     st.close()
 
 

@@ -11,6 +11,12 @@ encoder's batched call over every distinct round text (the embed stage's model
 call) plus the OCR engine's time reading each distinct image once. The ratio
 build/floor includes everything else: store, extraction, induction,
 materialization and the hierarchy with its description embeddings.
+A second floor adds the work the paper's method itself cannot avoid: every
+episode and topic description the hierarchy compared with, embedded once in
+batches (re-embedded after the build with the bare encoder). Its ratio
+(`ratio+d`) is the build's overhead over the model work the method asks for;
+in the paper-exact mode those descriptions are ~0.7 per round and about twice
+as long as a round text, so they alone cost more than the round-text floor.
 Each size is built once per `hierarchy_compare` mode given by --compare
 ("description", the paper-exact default, re-embeds the open episode's
 description after each insertion; "centroid" compares with running means),
@@ -45,17 +51,29 @@ from core.store import Store  # noqa: E402
 
 
 class TimedEncoder:
-    """Wraps a text encoder and records (texts, seconds) of every call."""
+    """Wraps a text encoder and records (number of texts, seconds) of every call, and the texts after the first."""
 
     def __init__(self, inner):
         self.inner, self.name, self.dim = inner, inner.name, inner.dim
         self.calls: list[tuple[int, float]] = []
+        self.later_texts: list[str] = []  # texts of every call after the first (the round texts' call)
 
     def encode(self, texts):
         t0 = time.perf_counter()
         out = self.inner.encode(texts)
+        if self.calls:
+            self.later_texts.extend(texts)
         self.calls.append((len(texts), time.perf_counter() - t0))
         return out
+
+
+def batched_seconds(encoder, texts: list[str], batch: int = 64) -> float:
+    """Seconds the bare encoder takes over the distinct `texts` in batches (the descriptions' floor)."""
+    todo = list(dict.fromkeys(texts))
+    t0 = time.perf_counter()
+    for k in range(0, len(todo), batch):
+        encoder.encode(todo[k : k + batch])
+    return time.perf_counter() - t0
 
 
 class TimedOCR:
@@ -112,12 +130,14 @@ def one_build(n_rounds: int, images: bool, encoder, ocr_engine=None, folder: Pat
             keep.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy(Path(tmp) / "m.duckdb", keep)
     stages = dict(report.stage_seconds)
+    desc_floor = batched_seconds(encoder, timed.later_texts)
     embed_floor = timed.calls[0][1] if timed.calls else 0.0  # the embed stage's one call over the round texts
     return {
         "rounds": n_rounds, "seconds": total, "cpu": cpu, "stages": stages, "floor_embed": embed_floor,
         "floor_ocr": ocr.seconds, "floor": embed_floor + ocr.seconds, "texts": timed.calls[0][0] if timed.calls else 0,
         "images": ocr.images, "description_texts": sum(n for n, _ in timed.calls[1:]),
         "description_seconds": sum(s for _, s in timed.calls[1:]), "episodes": counts[0], "topics": counts[1],
+        "desc_floor": desc_floor, "exact_ratio": total / (embed_floor + ocr.seconds + desc_floor),
     }
 
 
@@ -125,6 +145,7 @@ def median_runs(runs: list[dict]) -> dict:
     out = {k: statistics.median(r[k] for r in runs) for k in runs[0] if isinstance(runs[0][k], (int, float))}
     out["stages"] = {s: statistics.median(r["stages"].get(s, 0.0) for r in runs) for s in STAGES}
     out["ratio"] = statistics.median(r["seconds"] / r["floor"] for r in runs if r["floor"] > 0)
+    out["exact_ratio"] = statistics.median(r["exact_ratio"] for r in runs)
     return out
 
 
@@ -132,13 +153,14 @@ def print_row(label: str, m: dict, runs: int) -> None:
     st = m["stages"]
     print(f"{label:28s} {runs:>4d} {m['seconds']:>8.1f} {m['rounds'] / m['seconds']:>7.1f} "
           + " ".join(f"{st[s]:>7.1f}" for s in STAGES)
-          + f" {m['floor']:>7.1f} {m['ratio']:>6.2f} {m['cpu']:>6.1f}  (desc texts {m['description_texts']:.0f} "
-          f"in {m['description_seconds']:.1f} s; {m['episodes']:.0f} episodes, {m['topics']:.0f} topics)")
+          + f" {m['floor']:>7.1f} {m['ratio']:>6.2f} {m['floor'] + m['desc_floor']:>7.1f} {m['exact_ratio']:>7.2f}"
+          f" {m['cpu']:>6.1f}  (desc texts {m['description_texts']:.0f} in {m['description_seconds']:.1f} s, "
+          f"{m['desc_floor']:.1f} s batched; {m['episodes']:.0f} episodes, {m['topics']:.0f} topics)")
 
 
 def header() -> None:
     print(f"{'build':28s} {'runs':>4s} {'total s':>8s} {'rnd/s':>7s} "
-          + " ".join(f"{s[:7]:>7s}" for s in STAGES) + f" {'floor s':>7s} {'ratio':>6s} {'cpu s':>6s}")
+          + " ".join(f"{s[:7]:>7s}" for s in STAGES) + f" {'floor s':>7s} {'ratio':>6s} {'floor+d':>7s} {'ratio+d':>7s} {'cpu s':>6s}")
 
 
 def main(argv=None) -> None:
@@ -154,6 +176,7 @@ def main(argv=None) -> None:
     enc = text_encoder(a.encoder)
     header()
     ratios: dict[str, list[float]] = {c: [] for c in a.compare}
+    exact: dict[str, list[float]] = {c: [] for c in a.compare}
     for n in a.rounds:
         runs: dict[str, list[dict]] = {c: [] for c in a.compare}
         for k in range(a.runs):
@@ -164,7 +187,10 @@ def main(argv=None) -> None:
         for c in a.compare:
             m = median_runs(runs[c])
             ratios[c].append(m["ratio"])
+            exact[c].append(m["exact_ratio"])
             print_row(f"{n} {'screenshots' if a.images else 'text-only'} {c[:5]}", m, a.runs)
+    for c in a.compare:
+        print(f"build_floor_ratio_with_descriptions[{c}]={max(exact[c]):.2f}")
     for c in a.compare[1:]:
         print(f"build_floor_ratio[{c}]={max(ratios[c]):.2f}")
     print(f"build_floor_ratio={max(ratios[a.compare[0]]):.2f}")

@@ -332,3 +332,25 @@ def test_a_ranked_context_keeps_only_the_best_episode_candidates(memory_path, em
     chosen = [[c.name for c in ctx.candidates if c.selected and c.kind == "episode"] for ctx in (full, capped)]
     assert chosen[1] == chosen[0][:3]  # the planner still gets the best episodes
     con.close()
+
+
+def test_capped_context_ranks_tied_episodes_as_a_full_stable_sort_would(memory_path, embedder, monkeypatch):
+    from core.planning import context as context_mod
+
+    con = duckdb.connect(str(memory_path))
+    # twelve episodes with one description score alike: the cap falls inside the tie
+    con.execute("INSERT INTO nodes (node_id, level, description, first_order, last_order, n_members, closed) "
+                "SELECT 'ep:tie' || i, 'episode', 'half marathon race day with friends', 1000 + i, 1000 + i, 1, true "
+                "FROM range(12) t(i)")
+    q = "half marathon race day"
+    full = ContextBuilder(con, embedder, DEFAULT).build(q)
+    monkeypatch.setattr(context_mod, "MAX_EPISODE_CANDIDATES", 5)
+    capped = ContextBuilder(con, embedder, DEFAULT).build(q)
+    full_eps = [c for c in full.candidates if c.kind == "episode"]
+    tied = [c.name for c in full_eps if c.name.startswith("ep:tie")]
+    scores = [c.score for c in full_eps if c.name in tied]
+    assert len(tied) == 12 and max(scores) - min(scores) < 1e-6  # equal up to the matrix product's rounding
+    # the same five, in the same order (ties by position), the same tables and the same selection
+    assert [(c.kind, c.name, c.selected) for c in capped.candidates] == \
+        [(c.kind, c.name, c.selected) for c in full.candidates if c.kind == "table" or c in full_eps[:5]]
+    con.close()

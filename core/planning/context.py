@@ -148,9 +148,10 @@ class ContextBuilder:
             cur.close()
 
     def _candidates(self, use_tables: bool, use_episodes: bool,
-                    catalog: dict[str, TableMeta] | None) -> tuple[list[tuple[str, str, str]], np.ndarray, BM25Index]:
-        """(kind, name, text) of every candidate, their embeddings and BM25 index; cached until the
-        tables' texts or the episodes (count and a hash of ids and descriptions) change."""
+                    catalog: dict[str, TableMeta] | None
+                    ) -> tuple[list[tuple[str, str, str]], np.ndarray, BM25Index, np.ndarray]:
+        """(kind, name, text) of every candidate, their embeddings, BM25 index and which are episodes;
+        cached until the tables' texts or the episodes (count and a hash of ids and descriptions) change."""
         tables = []
         if use_tables:
             tables = [("table", t.table_name, t.text()) for t in (catalog if catalog is not None
@@ -162,7 +163,8 @@ class ContextBuilder:
         items = list(tables)
         if use_episodes:
             items += [("episode", nid, desc) for nid, desc in self.episodes()]
-        corpus = (items, self.embed([i[2] for i in items]), BM25Index([tokens(i[2]) for i in items]))
+        is_ep = np.fromiter((k == "episode" for k, _, _ in items), dtype=bool, count=len(items))
+        corpus = (items, self.embed([i[2] for i in items]), BM25Index([tokens(i[2]) for i in items]), is_ep)
         with self._lock:
             self._corpus_key, self._corpus = key, corpus
         return corpus
@@ -172,26 +174,38 @@ class ContextBuilder:
         """Score every candidate; keep top k_tab / k_epi (all of them when ranked=False).
 
         `catalog`: a snapshot from catalog() to use instead of checking for changes again."""
-        items, vecs, index = self._candidates(use_tables, use_episodes, catalog)
+        items, vecs, index, is_ep = self._candidates(use_tables, use_episodes, catalog)
         if not items:
             return PlanningContext(question, (), ranked)
         qv = self.encoder.encode([question])[0]
         s = hybrid(np.asarray(qv, dtype=np.float32), vecs, tokens(question), index, self.config.lambda_meta)
         # a stable sort by -h, as sorted(range(n), key=lambda i: -h[i]) was, without a Python call per item
-        order = np.argsort(-s.h, kind="stable").tolist() if ranked else list(range(len(items)))
+        if ranked:
+            # every table, but only the best MAX_EPISODE_CANDIDATES episodes: the others are neither shown
+            # nor selected (k_epi is far below that), so they are neither sorted nor visited (a Python loop
+            # over 100k episodes was most of an analytic question's time)
+            neg = -s.h
+            pool = np.arange(len(items))
+            n_ep = int(is_ep.sum())
+            if n_ep > MAX_EPISODE_CANDIDATES:
+                ep = np.flatnonzero(is_ep)
+                cut = np.partition(neg[ep], MAX_EPISODE_CANDIDATES - 1)[MAX_EPISODE_CANDIDATES - 1]
+                # ties at the cut stay in: the stable sort below then orders them by position, as a full one would
+                pool = np.sort(np.concatenate([np.flatnonzero(~is_ep), ep[neg[ep] <= cut]]))
+            order_arr = pool[np.argsort(neg[pool], kind="stable")]
+            visit = ~is_ep
+            visit[order_arr[is_ep[order_arr]][:MAX_EPISODE_CANDIDATES]] = True
+            idx = order_arr[visit[order_arr]]
+        else:
+            idx = np.arange(len(items))
         limits = {"table": self.config.k_tab, "episode": self.config.k_epi}
         kept = {"table": 0, "episode": 0}
         cands = []
-        # plain floats once for all (indexing numpy arrays per item dominated at 100k episodes)
-        cos, bm, bn, h = s.cos.tolist(), s.bm25.tolist(), s.bm25_norm.tolist(), s.h.tolist()
-        shown = {"table": 0, "episode": 0}
-        for i in order:
+        # plain floats of the visited items only (indexing numpy arrays per item was slow at 100k episodes)
+        cos, bm, bn, h = (a[idx].tolist() for a in (s.cos, s.bm25, s.bm25_norm, s.h))
+        for j, i in enumerate(idx.tolist()):
             kind, name, text = items[i]
             sel = (not ranked) or kept[kind] < limits[kind]
             kept[kind] += sel
-            # every table, but only the best MAX_EPISODE_CANDIDATES episodes (ranked contexts)
-            if ranked and kind == "episode" and shown[kind] >= MAX_EPISODE_CANDIDATES:
-                continue
-            shown[kind] += 1
-            cands.append(Candidate(kind, name, text, cos[i], bm[i], bn[i], h[i], bool(sel)))
+            cands.append(Candidate(kind, name, text, cos[j], bm[j], bn[j], h[j], bool(sel)))
         return PlanningContext(question, tuple(cands), ranked)

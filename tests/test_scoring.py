@@ -234,3 +234,19 @@ def test_bm25_index_scores_equal_bm25_raw_exactly():
         for _ in range(5):
             q = tokens(" ".join(rng.choice(vocab + ["unknown"]) for _ in range(rng.randint(0, 5))))
             assert index.scores(q).tolist() == bm25_raw(q, docs).tolist(), (trial, q)
+
+
+@pytest.mark.parametrize("seed", range(30))
+def test_stable_top_equals_the_head_of_a_full_stable_sort(seed):
+    import numpy as np
+
+    from core.planning.scoring import stable_top
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(0, 400))
+    keys = rng.integers(0, 12, n).astype(np.float64)  # few distinct values: ties everywhere, also at the cut
+    among = np.flatnonzero(rng.random(n) < 0.6)
+    for k in (0, 1, 5, 50, 1000):
+        assert stable_top(keys, k).tolist() == np.argsort(keys, kind="stable")[:k].tolist()
+        want = among[np.argsort(keys[among], kind="stable")][:k]
+        assert stable_top(keys, k, among).tolist() == want.tolist()

@@ -20,7 +20,7 @@ import numpy as np
 from ..config import Config
 from ..protocols import TextEncoder
 from .metadata import TableMeta, load_catalog, signature
-from .scoring import BM25Index, hybrid, tokens
+from .scoring import BM25Index, hybrid, stable_top, tokens
 from .tools import TOOL_ARGS, TOOL_DESCRIPTIONS
 
 
@@ -185,17 +185,9 @@ class ContextBuilder:
             # nor selected (k_epi is far below that), so they are neither sorted nor visited (a Python loop
             # over 100k episodes was most of an analytic question's time)
             neg = -s.h
-            pool = np.arange(len(items))
-            n_ep = int(is_ep.sum())
-            if n_ep > MAX_EPISODE_CANDIDATES:
-                ep = np.flatnonzero(is_ep)
-                cut = np.partition(neg[ep], MAX_EPISODE_CANDIDATES - 1)[MAX_EPISODE_CANDIDATES - 1]
-                # ties at the cut stay in: the stable sort below then orders them by position, as a full one would
-                pool = np.sort(np.concatenate([np.flatnonzero(~is_ep), ep[neg[ep] <= cut]]))
-            order_arr = pool[np.argsort(neg[pool], kind="stable")]
-            visit = ~is_ep
-            visit[order_arr[is_ep[order_arr]][:MAX_EPISODE_CANDIDATES]] = True
-            idx = order_arr[visit[order_arr]]
+            pool = np.sort(np.concatenate([np.flatnonzero(~is_ep),
+                                           stable_top(neg, MAX_EPISODE_CANDIDATES, np.flatnonzero(is_ep))]))
+            idx = pool[np.argsort(neg[pool], kind="stable")]
         else:
             idx = np.arange(len(items))
         limits = {"table": self.config.k_tab, "episode": self.config.k_epi}

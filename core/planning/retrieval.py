@@ -16,7 +16,7 @@ import duckdb
 import numpy as np
 
 from ..protocols import TextEncoder
-from .scoring import BM25Index, minmax, bm25_raw, tokens
+from .scoring import BM25Index, bm25_raw, minmax, stable_top, tokens
 
 LEVELS = ("event", "episode", "topic")
 HYBRID_LAMBDA = 0.5  # weight of the embedding cosine against BM25 when re-scoring a wrapped memory
@@ -241,7 +241,7 @@ class AdaptedRetrieval:
         ids, index = docs
         bm = minmax(index.scores(tokens(query)))
         h = self.lam * self._dense(query, level, ids) + (1 - self.lam) * bm
-        top = np.argsort(-h, kind="stable")[:k]
+        top = stable_top(-h, k)
         return [(ids[i], float(h[i])) for i in top]
 
     def search(self, query: str, scope: str = "event", k: int = 10) -> list[tuple[str, float]]:

@@ -125,3 +125,20 @@ def hybrid(query_vec: np.ndarray, doc_vecs: np.ndarray, query_tokens: Sequence[s
     raw = index.scores(query_tokens) if index is not None else bm25_raw(query_tokens, doc_tokens)
     norm = minmax(raw)
     return HybridScores(cos=cos, bm25=raw, bm25_norm=norm, h=lam * cos + (1.0 - lam) * norm)
+
+
+def stable_top(keys: np.ndarray, k: int, among: np.ndarray | None = None) -> np.ndarray:
+    """Indices of the k smallest `keys`, in the order `np.argsort(keys, kind="stable")` puts them.
+
+    among: ascending indices to choose from (all when None). Only the items
+    at or below the k-th smallest key are sorted, so taking the best k of
+    100k scores does not sort 100k; ties at the cut are kept and ordered by
+    position, as a full stable sort orders them.
+    """
+    idx = np.arange(keys.size) if among is None else np.asarray(among)
+    if k <= 0:
+        return idx[:0]
+    if idx.size > k:
+        sub = keys[idx]
+        idx = idx[sub <= np.partition(sub, k - 1)[k - 1]]
+    return idx[np.argsort(keys[idx], kind="stable")][:k]

@@ -14,6 +14,13 @@ class Config:
     min_schema_attrs: int = 2  # a 1-attribute schema would absorb every pattern containing it
     block_fragments: bool = True  # a schema's usual companions are not a new schema (induction.py)
     delta_all_conf: bool = True  # attributes added by evolution must pass all-conf too
+    # field alignment (core/align.py): a raw label joins an existing field when its evidence score
+    # reaches align_threshold; field_alignment=False keeps every normalized label its own field (the paper)
+    align_threshold: float = 0.60
+    field_alignment: bool = True
+    # the general vocabulary (grammar words, units) the rule extractor reads: "" = the built-in
+    # core/lexicon.py; else a JSON file whose lists extend or replace it (see core/lexicon.py)
+    lexicon: str = ""
     # retrieval memory (appendix A)
     theta_epi: float = 0.60
     theta_topic: float = 0.65
@@ -50,9 +57,11 @@ class Config:
         for name, allowed in _CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"config {name}={getattr(self, name)!r}: expected one of {', '.join(allowed)}")
-        for name in ("block_fragments", "delta_all_conf"):
+        for name in ("block_fragments", "delta_all_conf", "field_alignment"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"config {name}={getattr(self, name)!r}: expected true or false")
+        if not isinstance(self.lexicon, str):
+            raise ValueError(f"config lexicon={self.lexicon!r}: expected a file path or empty")
         if self.w_text + self.w_visual <= 0:
             raise ValueError("config w_text + w_visual must be > 0")
 
@@ -69,7 +78,7 @@ _INF = float("inf")
 # valid ranges (inclusive); NaN is refused everywhere
 _RANGES = {
     "theta_s": (1, _INF), "theta_a": (0.0, 1.0), "theta_e": (0.0, 1.0), "max_pattern_attrs": (1, 64),
-    "min_schema_attrs": (1, 64), "theta_epi": (-1.0, 1.0), "theta_topic": (-1.0, 1.0), "w_text": (0.0, 1.0),
+    "min_schema_attrs": (1, 64), "align_threshold": (0.0, 1.0), "theta_epi": (-1.0, 1.0), "theta_topic": (-1.0, 1.0), "w_text": (0.0, 1.0),
     "w_visual": (0.0, 1.0), "episode_max_gap_hours": (0.0, _INF), "lambda_meta": (0.0, 1.0),
     "k_tab": (1, 1000), "k_epi": (1, 1000), "max_steps": (1, 10), "evidence_budget": (1, 1000),
     "event_window": (0, 100), "utility_alpha": (0.0, 1.0), "max_upload_bytes": (1, _INF),

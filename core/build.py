@@ -105,12 +105,17 @@ def run_ocr(store: Store, ocr: OCR, progress: Progress = _noop) -> int:
     return ran
 
 
+_OBS_COLUMNS = ("round_id, seq, attribute, raw_value, number, unit, value_kind, source, speaker, utterance_index, "
+                "span_start, span_end, image_id, label, extractor, text_value, raw_attribute")
+
+
 def _insert_observations(store: Store, rounds: Sequence[tuple[str, Sequence[Observation]]]) -> None:
     """Insert the observations of several rounds in one statement (the caller deleted older ones)."""
     rows = [
         (
             round_id, seq, o.attribute, o.raw_value, o.number, o.unit, o.value_kind, o.source, o.speaker,
             o.utterance_index, o.start, o.end, o.image_id, o.label, o.extractor, o.text_value,
+            o.raw_attribute,
         )
         for round_id, obs in rounds
         for seq, o in enumerate(obs)
@@ -118,8 +123,9 @@ def _insert_observations(store: Store, rounds: Sequence[tuple[str, Sequence[Obse
     for k in range(0, len(rows), 2000):
         part = rows[k : k + 2000]
         # one statement per 2000 rows: executemany runs one statement per row in DuckDB
-        values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(part))
-        store.con.execute(f"INSERT INTO observations VALUES {values}", [v for row in part for v in row])
+        values = ", ".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(part))
+        store.con.execute(f"INSERT INTO observations ({_OBS_COLUMNS}) VALUES {values}",
+                          [v for row in part for v in row])
 
 
 def build(
@@ -136,8 +142,8 @@ def build(
     """
     from .extract import run_extractor
     from .hierarchy import Hierarchy, event_text
-    from .induction import InductionStore
-    from .materialize import Materializer
+    from .align import FieldAligner
+    from .analytic import AnalyticBuilder
 
     t_start = time.perf_counter()
     timer = _Timer()
@@ -175,8 +181,8 @@ def build(
     stale = bool(pending) and store.con.execute(
         "SELECT count(*) FROM observations o JOIN rounds r ON r.round_id = o.round_id WHERE NOT r.processed"
     ).fetchone()[0] > 0
-    induction = InductionStore(store.con, config)
-    materializer = Materializer(store.con, llm=deps.llm)
+    analytic = AnalyticBuilder(store.con, config, llm=deps.llm)
+    aligner = FieldAligner(store.con, config, encoder=deps.text_encoder)
     hierarchy = Hierarchy(store.con, deps.text_encoder, deps.image_encoder, config, llm=deps.llm)
     fallbacks: list[str] = []
     for k in range(0, len(pending), ROUNDS_PER_COMMIT):
@@ -189,35 +195,21 @@ def build(
                 store.con.execute("DELETE FROM observations WHERE round_id IN (SELECT unnest(?::VARCHAR[]))",
                                   [[r.round_id for _, r in chunk]])
             observed: list[list[Observation]] = []
-            for order, r in chunk:
+            for i, (order, r) in enumerate(chunk, start=k):
                 images = ({im.image_id: store.image_bytes(im.image_id) for im in r.images if im.sha256}
                           if deps.llm is not None and getattr(deps.llm, "vision", False) else None)
                 res = run_extractor(deps.extractor, r, ocr_by_round.get(r.round_id, {}), images=images)
-                observed.append(list(res.observations))
+                # raw labels -> the memory's fields, before induction counts them
+                observed.append(aligner.align(order, res.observations, text_vector=text_vectors[i]))
                 if res.fallback:
                     fallbacks.append(f"extract {r.round_id}: {res.fallback}")
+            aligner.flush()
             _insert_observations(store, [(r.round_id, obs) for (_, r), obs in zip(chunk, observed)])
             timer.add("extract", t0)
-            # Induction saves and table rows are written once per chunk (per-statement overhead was most
-            # of their cost), except that a discovery or evolution first writes everything before it, so
-            # the materializer sees the same tables and `schemas` rows as in a round-by-round build.
-            to_add: list[tuple[int, str]] = []
-            obs_of = {r.round_id: obs for (_, r), obs in zip(chunk, observed)}  # as just inserted
             for i, ((order, r), obs) in enumerate(zip(chunk, observed), start=k):
                 ocr = ocr_by_round.get(r.round_id, {})
+                analytic.add(order, r.round_id, obs)
                 t0 = time.perf_counter()
-                update = induction.update(order, frozenset(o.attribute for o in obs), save=False)
-                t0 = timer.add("induce", t0)
-                if any(ev.kind in ("discovered", "evolved") for ev in update.events):
-                    induction.flush()
-                    t0 = timer.add("induce", t0)
-                    materializer.add_rounds(to_add, observations=obs_of)
-                    to_add = []
-                    for ev in update.events:
-                        if ev.kind in ("discovered", "evolved"):
-                            materializer.apply(ev.schema_id, ev.pattern, order)
-                to_add.append((order, r.round_id))
-                t0 = timer.add("materialize", t0)
                 hierarchy.insert(
                     order, r, ocr,
                     image_vectors={im.image_id: image_vectors[im.image_id] for im in r.images
@@ -226,11 +218,8 @@ def build(
                 )
                 timer.add("hierarchy", t0)
                 progress("rounds", i + 1, len(pending))
+            analytic.flush()
             t0 = time.perf_counter()
-            induction.flush()
-            t0 = timer.add("induce", t0)
-            materializer.add_rounds(to_add, observations=obs_of)
-            t0 = timer.add("materialize", t0)
             store.con.execute("UPDATE rounds SET processed = true WHERE round_id IN (SELECT unnest(?::VARCHAR[]))",
                               [[r.round_id for _, r in chunk]])
         timer.add("hierarchy", t0)  # the batch's end: episodes and topics written
@@ -243,7 +232,9 @@ def build(
         hierarchy.finalize()
     timer.add("hierarchy", t0)
     # the other LLM steps fall back too (table metadata, episode/topic descriptions): report them all
-    fallbacks += [f"materialize: {f}" for f in materializer.fallbacks]
+    fallbacks += [f"materialize: {f}" for f in analytic.fallbacks]
+    for stage, secs in analytic.seconds.items():
+        timer.seconds[stage] += secs
     fallbacks += [f"hierarchy: {f}" for f in hierarchy.fallbacks]
 
     store.set_meta("text_encoder", deps.text_encoder.name)

@@ -73,6 +73,7 @@ CONTRACT_COLUMNS = (
     Column("round_order", "INTEGER", description="position of the round in the history"),
     Column("time", "TIMESTAMP", description="time of the round"),
     Column("captions", "VARCHAR", description="captions of the round's images"),
+    Column("modality", "VARCHAR", description="where the row's values were read: text, image or text+image"),
 )
 PROVENANCE_COLUMN = "_obs"
 TYPES = ("DOUBLE", "DATE", "TIMESTAMP", "VARCHAR")
@@ -128,6 +129,13 @@ def populates(round_attrs: Iterable[str], schema_attrs: Iterable[str]) -> bool:
 _DATE_FORMATS = ("%Y-%m-%d", "%Y/%m/%d", "%d %B %Y", "%d %b %Y", "%B %d, %Y", "%b %d, %Y", "%B %d %Y", "%b %d %Y")
 _TS_FORMATS = ("%Y-%m-%d %H:%M", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y/%m/%d %H:%M")
 _NUM_RE = re.compile(r"^[+-]?(\d{1,3}(,\d{3})+|\d+)(\.\d+)?$|^[+-]?\.\d+$")
+
+
+def modality(sources: Iterable[str | None]) -> str | None:
+    """Where a row's values were read: "text" (the dialogue), "image" (OCR or a caption) or
+    "text+image"; None for a row without values."""
+    kinds = {"image" if s in ("ocr", "caption") else "text" for s in sources if s}
+    return "+".join(k for k in ("text", "image") if k in kinds) or None
 
 
 def as_number(number: float | None, raw: str | None) -> float | None:
@@ -276,30 +284,31 @@ def _words(name: str) -> str:
     return name.replace("_", " ")
 
 
-def rule_description(name: str, columns: Sequence[Column], n_rounds: int, span: tuple | None) -> str:
+def _nice_date(x) -> str:
+    d = x.date() if isinstance(x, datetime) else x
+    return f"{d.day} {d.strftime('%b')} {d.year}"
+
+
+def rule_description(name: str, columns: Sequence[Column], n_rounds: int, span: tuple | None,
+                     modalities: Mapping[str, int] | None = None) -> str:
+    """A description a person reads: what one row is, its fields with units, since when, and where
+    the values were read ("One row per sleep record: sleep duration (min), sleep score. First
+    recorded 4 Feb 2025; read from images and text."). No counts: they would go stale as rows are
+    added (memory_tables.n_rows is live)."""
     parts = []
     for c in columns:
-        unit = f" ({c.unit})" if c.unit else ""
+        unit = f" ({c.unit})" if c.unit else " (date)" if c.dtype == "DATE" else ""
         parts.append(_words(c.name) + unit)
-    when = ""
+    subject = _words(name[:-4] if name.endswith("_log") else name).strip()
+    out = f"One row per {subject} record: {', '.join(parts)}."
     if span and span[0] is not None:
-        a, b = (x.date() if isinstance(x, datetime) else x for x in span)
-        when = f" from {a} to {b}" if a != b else f" on {a}"
-    return (f"{_words(name).capitalize()}: one row per round reporting {', '.join(parts)}; "
-            f"{n_rounds} round{'s' if n_rounds != 1 else ''}{when} at creation.")
-
-
-def words_sentence(words: RoundWords | None) -> str:
-    """' Its rounds mention: glucose, dashboard, range; alongside: card, game.' ('' without words)."""
-    if not words:
-        return ""
-    rows = [w for w, sh, _ in words.rows if sh >= 0.3][:5]
-    ctx = [w for w, sc in words.context if sc >= CONTEXT_MIN_SCORE and w not in rows][:4]
-    out = ""
-    if rows:
-        out += f" Its rounds mention: {', '.join(rows)}."
-    if ctx:
-        out += f" Said alongside: {', '.join(ctx)}."
+        out += f" First recorded {_nice_date(span[0])}."
+    if modalities:
+        kinds = {"image" if "image" in k else None for k in modalities} | {"text" if "text" in k else None
+                                                                              for k in modalities}
+        kinds.discard(None)
+        if kinds:
+            out += " Read from " + " and ".join({"image": "images", "text": "text"}[k] for k in sorted(kinds)) + "."
     return out
 
 
@@ -346,29 +355,21 @@ class RoundWords:
 
 
 def name_from_words(attributes: Sequence[str], words: RoundWords | None) -> str:
-    """The table name: the one or two words most of its rounds use ("glucose dashboard" ->
-    glucose_dashboard_log), else `rule_table_name`. Words that only spell out one column
-    ("heart", "rate" of average_heart_rate) and verbs of results ("win") do not name a table."""
+    """The table name, from its fields first: a word that recurs across its attribute names
+    (sleep_duration, deep_sleep, sleep_score -> sleep_log); else a word of an attribute name that
+    most of its rounds also use (the rounds say what the record is about: "glucose" of
+    average_glucose in every dashboard round -> glucose_log); else `rule_table_name`. Words the
+    rounds use that no field carries ("dashboard", "before work") never name a table: they say how
+    or when a record was made, not what it records."""
     rule = rule_table_name(attributes)
-    if not words:
-        return rule
-    from .extract.normalize import TEXT_CANON
-
-    verbs = set(TEXT_CANON.values())
-    cands = [(w, sh, sc) for w, sh, sc in words.rows if sh >= ROW_WORD_SHARE and w not in verbs]
-    names = {w for w, _, _ in cands}
     stem, recurring = _rule_stem(attributes)
-    if recurring and any(w in names for w in stem.split("_")):
-        return rule  # the attributes' shared word is also the rounds' word (sleep_duration, ... -> sleep_log)
-    # a word of one column's name names a quantity of the rows ("glucose" of average_glucose), not the rows
-    column_words = {w for a in attributes for p in a.split("_") for w in (p, _stem(p))}
-    cands = [c for c in cands if c[0] not in column_words]
+    if recurring or not words:
+        return rule
+    attr_words = {_stem(p) for a in attributes for p in a.split("_") if p and p not in GENERIC_WORDS}
+    cands = [w for w, sh, _ in words.rows if sh >= ROW_WORD_SHARE and _stem(w) in attr_words]
     if not cands:
         return rule
-    picked = [cands[0][0]]
-    if len(cands) > 1 and cands[1][2] >= 0.9 * cands[0][2]:
-        picked.append(cands[1][0])
-    return sanitize("_".join(picked) + "_log")
+    return sanitize(_stem(cands[0]) + "_log") if _stem(cands[0]) in attr_words else sanitize(cands[0] + "_log")
 
 
 def column_name(attribute: str, taken: set[str]) -> str:
@@ -441,6 +442,7 @@ class Materializer:
             if name in existing:
                 self._tables[int(sid)] = _Table(int(sid), name, desc or "", json.loads(cols or "[]"),
                                                 int(disc or 0), int(upd or disc or 0))
+                self._add_missing_contract_columns(name)
         if "memory_tables" not in existing:
             self._rebuild_view()
 
@@ -504,7 +506,7 @@ class Materializer:
         rows = None
         if observations is not None:
             rows = [(rid, seq, o.attribute, o.raw_value, None if o.number is None else float(o.number), o.unit,
-                     o.text_value) for rid in ids for seq, o in enumerate(observations.get(rid, ()))]
+                     o.text_value, o.source) for rid in ids for seq, o in enumerate(observations.get(rid, ()))]
             attrs: dict[str, set[str]] = {}
             for r in rows:
                 attrs.setdefault(r[0], set()).add(r[2])
@@ -523,6 +525,15 @@ class Materializer:
         return {rid: tuple(names) for rid, names in out.items()}
 
     # ------------------------------------------------------------------ internals
+    def _add_missing_contract_columns(self, name: str) -> None:
+        """Tables made before a contract column existed (a memory built by an older version) get it
+        appended, empty until their rows are rewritten."""
+        have = {r[0] for r in self.con.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE table_name = ?", [name]).fetchall()}
+        for c in CONTRACT_COLUMNS:
+            if c.name not in have:
+                self.con.execute(f"ALTER TABLE {quote(name)} ADD COLUMN {quote(c.name)} {c.dtype}")
+
     def _catalog_names(self) -> set[str]:
         rows = self.con.execute(
             "SELECT table_name FROM duckdb_tables() UNION SELECT view_name FROM duckdb_views() WHERE NOT internal"
@@ -654,10 +665,11 @@ class Materializer:
         if table.llm_description:
             return table.llm_description
         span = self.con.execute(f"SELECT min(time), max(time) FROM {quote(table.table_name)}").fetchone()
-        rows = [r for (r,) in self.con.execute(f"SELECT source FROM {quote(table.table_name)}").fetchall()]
+        mods = dict(self.con.execute(f"SELECT modality, count(*) FROM {quote(table.table_name)} "
+                                     "WHERE modality IS NOT NULL GROUP BY ALL").fetchall())
         return rule_description(table.table_name,
                                 [Column(c["name"], c["dtype"], c.get("unit")) for c in table.columns], n_rows,
-                                span) + words_sentence(self._round_words(rows))
+                                span, mods)
 
     def _matching(self, attrs: Sequence[str], round_order: int) -> list[str]:
         """Rounds up to round_order that populate a schema with these attributes (population rule)."""
@@ -743,7 +755,7 @@ class Materializer:
     def _write_rows(self, t: _Table, round_ids: list[str], replace: bool = True,
                     obs_rows: list[tuple] | None = None) -> None:
         """Write the rows of `round_ids` into t. obs_rows: their (round_id, seq, attribute, raw_value,
-        number, unit, text_value) observations in seq order, instead of reading the table."""
+        number, unit, text_value, source) observations in seq order, instead of reading the table."""
         if not round_ids:
             return
         ident = quote(t.table_name)
@@ -766,11 +778,13 @@ class Materializer:
         aliased: list[tuple] = []
         if obs_rows is None:
             obs_rows = self.con.execute(
-                "SELECT round_id, seq, attribute, raw_value, number, unit, text_value FROM observations "
+                "SELECT round_id, seq, attribute, raw_value, number, unit, text_value, source FROM observations "
                 "WHERE round_id IN (SELECT unnest(?)) ORDER BY round_id, seq",
                 [round_ids],
             ).fetchall()
-        for rid, seq, attr, raw, num, unit, tv in obs_rows:
+        sources: dict[int | tuple, str] = {}
+        for rid, seq, attr, raw, num, unit, tv, src in obs_rows:
+            sources[(rid, seq)] = src or "dialogue"
             c = by_attr.get(attr)
             if c is None:
                 # the same quantity named with a word more or less in this round ("glucose CV" beside
@@ -802,8 +816,8 @@ class Materializer:
             order, time = info[rid]
             vals = values[rid]
             prov = {n: vals[n][1] for n in names if n in vals}
-            batch.append([rid, order, time, caps.get(rid)] + [vals[n][0] if n in vals else None for n in names]
-                         + [json.dumps(prov)])
+            batch.append([rid, order, time, caps.get(rid), modality(sources.get((rid, q)) for q in prov.values())]
+                         + [vals[n][0] if n in vals else None for n in names] + [json.dumps(prov)])
         if replace:
             # a row's round_order is its round's: the range lets DuckDB skip the row groups of older rounds
             # (zone maps) instead of comparing every source of a table that grows with the history

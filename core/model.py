@@ -117,6 +117,7 @@ class Observation:
     label: str = ""
     extractor: str = "rules"
     text_value: str | None = None  # normalized text value ("Ran" -> "run", "I" -> the speaker)
+    raw_attribute: str | None = None  # the extractor's name when field alignment renamed it (core/align.py)
 
 
 @dataclass(frozen=True)

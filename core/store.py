@@ -93,6 +93,22 @@ MIGRATIONS: list[tuple[int, str]] = [
         "t_end TIMESTAMP, first_order INTEGER, last_order INTEGER, text_sum DOUBLE[], vis_sum DOUBLE[], "
         "first_text FLOAT[]);",
     ),
+    (
+        4,
+        # field alignment (core/align.py): the extractor's own name of each observation, the fields of
+        # the memory with their statistics, every raw-attribute -> field decision with its evidence, and
+        # the log of decisions (automatic and the user's)
+        """
+        ALTER TABLE observations ADD COLUMN raw_attribute VARCHAR;
+        CREATE TABLE fields(field VARCHAR PRIMARY KEY, stats JSON);
+        CREATE TABLE field_aliases(
+            raw_attribute VARCHAR PRIMARY KEY, field VARCHAR NOT NULL, round_order INTEGER, score DOUBLE,
+            evidence JSON, decided_by VARCHAR);
+        CREATE TABLE field_events(
+            round_order INTEGER, kind VARCHAR, raw_attribute VARCHAR, field VARCHAR, previous VARCHAR,
+            score DOUBLE, evidence JSON, logged_at TIMESTAMP);
+        """,
+    ),
 ]
 
 CHUNK_SIZE = 500  # rows per executemany batch

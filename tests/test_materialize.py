@@ -100,7 +100,10 @@ def test_table_created_typed_with_units_and_backfilled(store):
     view = con.execute("SELECT table_name, description, n_rows FROM memory_tables").fetchall()
     assert view[0][0] == name and view[0][2] == 4
     desc = view[0][1]
-    assert "sleep duration (h)" in desc and "deep sleep (min)" in desc and "4 rounds" in desc
+    assert "sleep duration (h)" in desc and "deep sleep (min)" in desc
+    # plain language for people: what a row is and where its values were read, no internal terms
+    assert desc.startswith("One row per sleep record:") and "images and text" in desc
+    assert "round" not in desc and "schema" not in desc
 
 
 def test_add_round_and_view_count_live(store):
@@ -343,8 +346,11 @@ def test_table_named_by_the_words_its_rounds_use():
 
     attrs = ["average_glucose", "time_in_range", "variability"]
     words = RoundWords((("glucose", 1.0, 2.2), ("dashboard", 0.93, 2.1), ("range", 0.7, 1.7)), ())
-    # "glucose" names one column; "dashboard" is what the rounds are
-    assert name_from_words(attrs, words) == "dashboard_log"
+    # "glucose" is a word of a field that every round uses; "dashboard" says how it was recorded
+    assert name_from_words(attrs, words) == "glucose_log"
+    # a word the rounds use that no field carries never names the table ("before work")
+    assert name_from_words(["water", "soil_moisture"], RoundWords((("work", 1.0, 3.0), ("before", 1.0, 3.0)), ())) \
+        == rule_table_name(["water", "soil_moisture"])
     sleep = ["sleep_duration", "deep_sleep", "sleep_score"]
     assert name_from_words(sleep, RoundWords((("sleep", 1.0, 2.0), ("app", 0.9, 1.7)), ())) == "sleep_log"
     # no word most rounds use: the attribute-based name
@@ -380,10 +386,11 @@ def test_add_rounds_in_a_batch_equals_round_by_round(tmp_path):
                 written = m.add_rounds(rest)
             else:  # the build passes the observations it just stored instead of reading them back
                 given = {}
-                for rid, attr, raw, num, unit, tv in s.con.execute(
-                        "SELECT round_id, attribute, raw_value, number, unit, text_value FROM observations "
+                for rid, attr, raw, num, unit, tv, src in s.con.execute(
+                        "SELECT round_id, attribute, raw_value, number, unit, text_value, source FROM observations "
                         "ORDER BY round_id, seq").fetchall():
-                    given.setdefault(rid, []).append(Observation(rid, attr, raw, num, unit, text_value=tv))
+                    given.setdefault(rid, []).append(Observation(rid, attr, raw, num, unit, source=src,
+                                                                 text_value=tv))
                 s.con.execute("DELETE FROM observations")  # proves they are not read
                 written = m.add_rounds(rest, observations=given)
             rows = {t.table_name: s.con.execute(f"SELECT * FROM {quote(t.table_name)} ORDER BY source").fetchall()

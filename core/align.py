@@ -1,0 +1,491 @@
+"""Field alignment: raw labels -> fields of one memory, from evidence in the history itself.
+
+Between extraction and induction (DESIGN.md "Field alignment"). Devices, apps,
+shops and people name one quantity many ways ("Temp", "Temperature", "TEMP.";
+"Moist." and "soil moisture"); the extractor normalizes spelling only
+(`normalize_attribute`), so without this stage every variant is its own
+attribute, no attribute set recurs with enough support, and one stream ends up
+as two or three partial tables.
+
+How a raw attribute is aligned (`FieldAligner.align`), once, the first time it
+is seen, with the evidence of the history so far:
+
+* vetoes — a different value kind (number vs text), a different unit
+  dimension (mass vs volume), or the field already present in the same round
+  (two quantities of one record are never one field);
+* name evidence — the same words up to a plural; an abbreviation (a prefix
+  "temp"/"temperature", the letters of a word in order "wt"/"weight",
+  initials "rh"/"relative humidity"); a word more or less; similar spelling
+  (rapidfuzz ratio); the text encoder's similarity of the two label phrases.
+  A merge needs some name evidence;
+* structure — the same unit; the value inside the field's range so far; the
+  round's other fields are the field's usual companions (when the round has
+  other fields and none of them ever came with the field, only a spelling
+  variant or an abbreviation may join it: "duration" of a walk is not the
+  "sleep duration" of a sleep record); the round's text is like the texts of
+  the field's rounds.
+
+score = 0.5 name + 0.15 unit + 0.1 range + 0.15 companions + 0.1 text, and the
+attribute joins the best field when score >= Config.align_threshold (else it
+starts a field of its own). Every decision is stored (`field_aliases`, with its
+evidence and round) and logged (`field_events`), so the app can show why two
+labels were merged, and a person can undo it (`undo_alias`) or merge two fields
+by hand (`merge_fields`): both rewrite the stored observations and rebuild the
+analytic memory from them (core/analytic.py), as induction would have built it
+had the alignment been so from the start. A user's decision is pinned: later
+builds keep it.
+
+Cost: the per-round work is a dictionary lookup for every known attribute; the
+comparison with every field happens once per new raw attribute (rare after the
+first few records of each stream).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+from rapidfuzz import fuzz
+
+from .config import Config, DEFAULT
+from .model import Observation
+from .protocols import TextEncoder
+
+W_NAME, W_UNIT, W_RANGE, W_COMPANIONS, W_TEXT = 0.5, 0.15, 0.1, 0.15, 0.1
+MIN_NAME = 0.5  # a merge needs at least this much name evidence: structure alone never merges
+COMPANION_SHARE = 0.25  # a field g is f's usual companion when it was in >= 25% of f's rounds
+
+
+# ---------------------------------------------------------------------- name evidence
+def _singular(word: str) -> str:
+    if len(word) > 3 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+def words_of(name: str) -> list[str]:
+    """The words of an attribute name ("soil_moisture" -> ["soil", "moisture"])."""
+    return [w for w in re.split(r"[^a-z0-9%]+", name.lower()) if w]
+
+
+def abbreviates(short: str, long: str) -> bool:
+    """True when `short` is a written abbreviation of `long`: a prefix of at least two letters
+    ("temp"/"temperature") or, starting with the same letter, its letters in order with at least
+    two left out ("wt"/"weight", "qty"/"quantity"). Equal words are not abbreviations."""
+    if len(short) < 2 or len(short) >= len(long) or not short.isalpha():
+        return False
+    if long.startswith(short):
+        return True
+    if short[0] != long[0] or len(long) - len(short) < 2:
+        return False
+    it = iter(long)
+    return all(ch in it for ch in short)
+
+
+def _word_match(a: str, b: str) -> bool:
+    return _singular(a) == _singular(b) or abbreviates(a, b) or abbreviates(b, a)
+
+
+def name_evidence(a: str, b: str) -> tuple[float, str]:
+    """How strongly two attribute names say they are one field, from their spelling alone:
+    (score in [0, 1], reason). 1.0 same words up to plurals; 0.9 word-by-word abbreviation;
+    0.85 initials; 0.7 a word more or less; up to 0.8 similar spelling; else 0."""
+    wa, wb = words_of(a), words_of(b)
+    if not wa or not wb:
+        return 0.0, ""
+    if [_singular(w) for w in wa] == [_singular(w) for w in wb]:
+        return 1.0, "same words"
+    if len(wa) == len(wb) and all(_word_match(x, y) for x, y in zip(wa, wb)):
+        return 0.9, "abbreviation"
+    short, long = (wa, wb) if len("".join(wa)) <= len("".join(wb)) else (wb, wa)
+    if len(short) == 1 and len(long) >= 2 and short[0] == "".join(w[0] for w in long):
+        return 0.85, "initials"
+    if len(long) - len(short) == 1:
+        # every word of the shorter name matches a word of the longer one, in order
+        it = iter(long)
+        if all(any(_word_match(s, w) for w in it) for s in short):
+            return 0.7, "a word more or less"
+    ratio = fuzz.ratio(" ".join(wa), " ".join(wb)) / 100.0
+    if ratio >= 0.85:
+        return round(0.8 * ratio, 3), "similar spelling"
+    return 0.0, ""
+
+
+# ---------------------------------------------------------------------- state
+@dataclass
+class _Field:
+    """What the memory knows about one field (mutable, persisted as JSON in `fields`)."""
+
+    name: str
+    kind: str  # number, date, time, text
+    created: int
+    dims: Counter = field(default_factory=Counter)
+    units: Counter = field(default_factory=Counter)
+    n: int = 0  # observations
+    rounds: int = 0  # rounds it was observed in
+    vmin: float | None = None
+    vmax: float | None = None
+    companions: Counter = field(default_factory=Counter)
+    text_sum: list[float] | None = None
+
+    def as_json(self) -> str:
+        return json.dumps({"kind": self.kind, "created": self.created, "dims": self.dims, "units": self.units,
+                           "n": self.n, "rounds": self.rounds, "vmin": self.vmin, "vmax": self.vmax,
+                           "companions": self.companions, "text_sum": self.text_sum})
+
+    @classmethod
+    def from_json(cls, name: str, data: str) -> "_Field":
+        d = json.loads(data)
+        return cls(name, d["kind"], int(d["created"]), Counter(d.get("dims") or {}), Counter(d.get("units") or {}),
+                   int(d.get("n") or 0), int(d.get("rounds") or 0), d.get("vmin"), d.get("vmax"),
+                   Counter(d.get("companions") or {}), d.get("text_sum"))
+
+    @property
+    def dimension(self) -> str | None:
+        return self.dims.most_common(1)[0][0] if self.dims else None
+
+    @property
+    def unit(self) -> str | None:
+        return self.units.most_common(1)[0][0] if self.units else None
+
+
+@dataclass(frozen=True)
+class Alignment:
+    """One decision: raw attribute -> field, with its score and evidence (what the app shows)."""
+
+    raw_attribute: str
+    field: str
+    round_order: int
+    score: float
+    evidence: Mapping[str, object]
+    decided_by: str = "auto"  # auto | user
+
+
+@dataclass(frozen=True)
+class FieldLabel:
+    """One raw attribute of a field, as the app lists it."""
+
+    raw_attribute: str
+    labels: tuple[tuple[str, int], ...]  # labels as written, with counts
+    observations: int
+    score: float
+    reason: str
+    decided_by: str
+    round_order: int
+
+
+@dataclass(frozen=True)
+class FieldInfo:
+    name: str
+    kind: str
+    unit: str | None
+    observations: int
+    labels: tuple[FieldLabel, ...]
+
+    @property
+    def merged(self) -> bool:
+        return len(self.labels) > 1
+
+
+def _dimension(unit: str | None) -> str | None:
+    if not unit:
+        return None
+    from .extract.normalize import parse_unit
+
+    info = parse_unit(unit)
+    return info.dimension if info is not None else f"unit:{unit}"
+
+
+# ---------------------------------------------------------------------- the aligner
+class FieldAligner:
+    """Maps raw attributes to fields for one memory, incrementally (see the module docstring).
+
+    con: the memory's DuckDB connection (or a core.store.Store) with migration 4 applied.
+    encoder: optional text encoder for label similarity and round-text similarity.
+    Writes happen in the caller's transaction when `flush()` is called.
+    """
+
+    def __init__(self, con, config: Config = DEFAULT, encoder: TextEncoder | None = None):
+        self.con = getattr(con, "con", con)
+        self.config = config
+        self.encoder = encoder
+        self._fields: dict[str, _Field] = {}
+        self._alias: dict[str, str] = {}
+        self._pinned: set[str] = set()
+        self._dirty_fields: set[str] = set()
+        self._new_aliases: list[Alignment] = []
+        self._label_vecs: dict[str, np.ndarray] = {}
+        for name, data in self.con.execute("SELECT field, stats FROM fields").fetchall():
+            self._fields[name] = _Field.from_json(name, data)
+        for raw, fld, by in self.con.execute("SELECT raw_attribute, field, decided_by FROM field_aliases").fetchall():
+            self._alias[raw] = fld
+            if by == "user":
+                self._pinned.add(raw)
+
+    # ------------------------------------------------------------------ public
+    def field_of(self, raw_attribute: str) -> str | None:
+        return self._alias.get(raw_attribute)
+
+    def align(self, round_order: int, observations: Sequence[Observation],
+              text_vector: np.ndarray | None = None) -> list[Observation]:
+        """The round's observations with `attribute` set to its field (`raw_attribute` keeps the
+        extractor's name). New raw attributes are decided here, with the evidence so far; the
+        round then updates every touched field's statistics. Pure in-memory until `flush()`."""
+        raws = list(dict.fromkeys(o.attribute for o in observations))
+        present: dict[str, str] = {}  # field -> the raw attribute that brought it into this round
+        for raw in raws:  # known attributes first: they are the companions new ones are judged by
+            f = self._alias.get(raw)
+            if f is not None and f in self._fields:
+                present.setdefault(f, raw)
+        firsts = {o.attribute: o for o in reversed(observations)}
+        for raw in raws:
+            if raw in self._alias and self._alias[raw] in self._fields:
+                continue
+            o = firsts[raw]
+            if not self.config.field_alignment:
+                best, score, ev = None, 0.0, {"reason": "field alignment off"}
+            else:
+                best, score, ev = self._best_field(raw, o, present, text_vector)
+            if best is None or score < self.config.align_threshold:
+                target = raw  # a field of its own, named as the extractor named it
+                if target not in self._fields:
+                    self._fields[target] = _Field(target, o.value_kind, round_order)
+                decision = Alignment(raw, target, round_order, round(score, 3),
+                                     ev | {"best_field": best} if best else ev)
+            else:
+                target = best
+                decision = Alignment(raw, target, round_order, round(score, 3), ev)
+            self._alias[raw] = target
+            self._new_aliases.append(decision)
+            present.setdefault(target, raw)
+        # a second raw attribute mapped to a field already present in this round keeps its own
+        # field only when decided now (the veto above); known aliases that collide in one round
+        # (an older decision) both fill the field: the first observation wins in the table
+        out = [replace(o, attribute=self._alias[o.attribute], raw_attribute=o.attribute)
+               for o in observations]
+        self._observe(out, text_vector)
+        return out
+
+    def flush(self) -> None:
+        """Write new decisions and changed field statistics (in the caller's transaction)."""
+        if self._new_aliases:
+            rows = [(a.raw_attribute, a.field, a.round_order, a.score, json.dumps(a.evidence, default=str),
+                     a.decided_by) for a in self._new_aliases]
+            self.con.executemany(
+                "INSERT INTO field_aliases VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (raw_attribute) DO UPDATE SET "
+                "field = excluded.field, round_order = excluded.round_order, score = excluded.score, "
+                "evidence = excluded.evidence, decided_by = excluded.decided_by", rows)
+            self.con.executemany(
+                "INSERT INTO field_events VALUES (?, ?, ?, ?, NULL, ?, ?, now())",
+                [(a.round_order, "new field" if a.field == a.raw_attribute else "alias", a.raw_attribute, a.field,
+                  a.score, json.dumps(a.evidence, default=str)) for a in self._new_aliases])
+            self._new_aliases = []
+        if self._dirty_fields:
+            self.con.executemany(
+                "INSERT INTO fields VALUES (?, ?) ON CONFLICT (field) DO UPDATE SET stats = excluded.stats",
+                [(f, self._fields[f].as_json()) for f in sorted(self._dirty_fields)])
+            self._dirty_fields = set()
+
+    # ------------------------------------------------------------------ internals
+    def _observe(self, obs: Sequence[Observation], text_vector: np.ndarray | None) -> None:
+        in_round = list(dict.fromkeys(o.attribute for o in obs))
+        for o in obs:
+            f = self._fields[o.attribute]
+            f.n += 1
+            if o.value_kind == "number" and o.number is not None and math.isfinite(o.number):
+                f.vmin = o.number if f.vmin is None else min(f.vmin, o.number)
+                f.vmax = o.number if f.vmax is None else max(f.vmax, o.number)
+            if o.unit:
+                f.units[o.unit] += 1
+                d = _dimension(o.unit)
+                if d:
+                    f.dims[d] += 1
+        for name in in_round:
+            f = self._fields[name]
+            f.rounds += 1
+            for other in in_round:
+                if other != name:
+                    f.companions[other] += 1
+            if text_vector is not None:
+                v = np.asarray(text_vector, dtype=np.float64)
+                f.text_sum = (v if f.text_sum is None else np.asarray(f.text_sum) + v).tolist()
+            self._dirty_fields.add(name)
+
+    def _label_vec(self, name: str) -> np.ndarray | None:
+        if self.encoder is None:
+            return None
+        if name not in self._label_vecs:
+            v = np.asarray(self.encoder.encode([" ".join(words_of(name))])[0], dtype=np.float64)
+            n = np.linalg.norm(v)
+            self._label_vecs[name] = v / n if n else v
+        return self._label_vecs[name]
+
+    def _best_field(self, raw: str, o: Observation, present: Mapping[str, str],
+                    text_vector: np.ndarray | None) -> tuple[str | None, float, dict]:
+        best: tuple[str | None, float, dict] = (None, 0.0, {"reason": "no field with name evidence"})
+        dim = _dimension(o.unit)
+        others = [f for f in present]
+        for name, f in self._fields.items():
+            if f.kind != o.value_kind:
+                continue
+            if name in present:
+                continue  # the field is already in this round: a second quantity, not another name
+            if dim and f.dimension and dim != f.dimension:
+                continue
+            nscore, reason = 0.0, ""
+            for alias in [name] + [r for r, t in self._alias.items() if t == name and r != name]:
+                s, why = name_evidence(raw, alias)
+                if s > nscore:
+                    nscore, reason = s, f"{why} ({alias})"
+            if nscore < 0.9 and self.encoder is not None:
+                a, b = self._label_vec(raw), self._label_vec(name)
+                cos = float(a @ b) if a is not None and b is not None else 0.0
+                enc = min(0.85, max(0.0, (cos - 0.45) / 0.5))
+                if enc > nscore:
+                    nscore, reason = enc, f"similar meaning (cosine {cos:.2f} with {name})"
+            if nscore < MIN_NAME:
+                continue
+            unit_s = (1.0 if o.unit and o.unit == f.unit else 0.7 if dim and dim == f.dimension
+                      else 0.6 if not o.unit and not f.units else 0.4)
+            range_s = 0.5
+            if o.value_kind == "number" and o.number is not None and f.vmin is not None:
+                lo, hi = f.vmin, f.vmax
+                x = o.number
+                if lo <= x <= hi:
+                    range_s = 1.0
+                else:
+                    span = max(abs(hi - lo), abs(hi), abs(lo), 1e-9)
+                    dist = (lo - x) if x < lo else (x - hi)
+                    range_s = max(0.0, 1.0 - dist / (2 * span))
+            comp_s = 0.5
+            if others:
+                comp_s = sum(f.companions.get(g, 0) >= COMPANION_SHARE * max(1, f.rounds) for g in others) / len(others)
+                if comp_s == 0.0 and nscore < 0.9:
+                    continue  # none of the round's other fields ever came with f: another stream's quantity
+            text_s = 0.5
+            if text_vector is not None and f.text_sum is not None:
+                c = np.asarray(f.text_sum)
+                v = np.asarray(text_vector, dtype=np.float64)
+                denom = np.linalg.norm(c) * np.linalg.norm(v)
+                cos = float(c @ v / denom) if denom else 0.0
+                text_s = min(1.0, max(0.0, (cos - 0.2) / 0.5))
+            score = W_NAME * nscore + W_UNIT * unit_s + W_RANGE * range_s + W_COMPANIONS * comp_s + W_TEXT * text_s
+            if score > best[1]:
+                best = (name, score, {"reason": reason, "name": round(nscore, 3), "unit": round(unit_s, 3),
+                                      "range": round(range_s, 3), "companions": round(comp_s, 3),
+                                      "text": round(text_s, 3)})
+        return best
+
+
+# ---------------------------------------------------------------------- reads for the app
+def field_report(con) -> list[FieldInfo]:
+    """Every field of the memory with its raw attributes, their labels as written and counts, and
+    why each was merged; fields with several raw attributes first."""
+    con = getattr(con, "con", con)
+    aliases = con.execute(
+        "SELECT a.raw_attribute, a.field, a.score, a.evidence, a.decided_by, a.round_order, f.stats "
+        "FROM field_aliases a LEFT JOIN fields f ON f.field = a.field ORDER BY a.field, a.round_order").fetchall()
+    counts = {(raw, label): n for raw, label, n in con.execute(
+        "SELECT coalesce(raw_attribute, attribute), coalesce(label, ''), count(*) FROM observations "
+        "GROUP BY ALL").fetchall()}
+    by_raw: dict[str, list[tuple[str, int]]] = {}
+    for (raw, label), n in counts.items():
+        by_raw.setdefault(raw, []).append((label, n))
+    out: dict[str, dict] = {}
+    for raw, fld, score, ev, by, order, stats in aliases:
+        labels = tuple(sorted(by_raw.get(raw, []), key=lambda x: (-x[1], x[0])))
+        reason = (json.loads(ev or "{}") or {}).get("reason", "") if fld != raw else ""
+        entry = out.setdefault(fld, {"stats": json.loads(stats) if stats else {}, "labels": []})
+        entry["labels"].append(FieldLabel(raw, labels, sum(n for _, n in labels), float(score or 0), reason,
+                                          by or "auto", int(order or 0)))
+    infos = []
+    for fld, e in out.items():
+        st = e["stats"]
+        units = Counter(st.get("units") or {})
+        infos.append(FieldInfo(fld, st.get("kind", ""), units.most_common(1)[0][0] if units else None,
+                               sum(l.observations for l in e["labels"]), tuple(e["labels"])))
+    return sorted(infos, key=lambda i: (-len(i.labels), -i.observations, i.name))
+
+
+# ---------------------------------------------------------------------- user decisions
+def _set_alias(con, raw: str, target: str, evidence: dict, kind: str, previous: str | None) -> None:
+    con.execute(
+        "INSERT INTO field_aliases VALUES (?, ?, (SELECT coalesce(max(round_order), 0) FROM rounds), 1.0, ?, 'user') "
+        "ON CONFLICT (raw_attribute) DO UPDATE SET field = excluded.field, score = 1.0, evidence = excluded.evidence, "
+        "decided_by = 'user'", [raw, target, json.dumps(evidence)])
+    con.execute("INSERT INTO field_events VALUES ((SELECT coalesce(max(round_order), 0) FROM rounds), ?, ?, ?, ?, "
+                "1.0, ?, now())", [kind, raw, target, previous, json.dumps(evidence)])
+    con.execute("UPDATE observations SET attribute = ? WHERE coalesce(raw_attribute, attribute) = ?", [target, raw])
+
+
+def _recompute_fields(con) -> None:
+    """Field statistics from the stored observations (after a user decision rewrote them)."""
+    aligner = FieldAligner.__new__(FieldAligner)
+    aligner.con, aligner.config, aligner.encoder = con, DEFAULT, None
+    aligner._fields, aligner._alias, aligner._pinned = {}, {}, set()
+    aligner._dirty_fields, aligner._new_aliases, aligner._label_vecs = set(), [], {}
+    rows = con.execute(
+        "SELECT r.round_order, o.attribute, o.raw_value, o.number, o.unit, o.value_kind FROM observations o "
+        "JOIN rounds r ON r.round_id = o.round_id ORDER BY r.round_order, o.seq").fetchall()
+    by_round: dict[int, list[Observation]] = {}
+    for order, attr, raw, num, unit, kind in rows:
+        by_round.setdefault(order, []).append(Observation("", attr, raw, num, unit, kind or "text"))
+    old = {name: _Field.from_json(name, data) for name, data in con.execute("SELECT field, stats FROM fields").fetchall()}
+    for order, obs in by_round.items():
+        for o in obs:
+            if o.attribute not in aligner._fields:
+                prev = old.get(o.attribute)
+                aligner._fields[o.attribute] = _Field(o.attribute, o.value_kind, prev.created if prev else order)
+        aligner._observe(obs, None)
+    # round-text sums cannot be recomputed without the encoder: keep the old ones where the field survives
+    for name, f in aligner._fields.items():
+        if name in old:
+            f.text_sum = old[name].text_sum
+    con.execute("DELETE FROM fields")
+    if aligner._fields:
+        con.executemany("INSERT INTO fields VALUES (?, ?)", [(n, f.as_json()) for n, f in aligner._fields.items()])
+
+
+def undo_alias(store, raw_attribute: str, config: Config = DEFAULT, llm=None) -> "object":
+    """Make `raw_attribute` its own field again (pinned: later builds keep it apart), rewrite its
+    observations and rebuild the analytic memory. Raises KeyError for an unknown raw attribute.
+    Returns the core.analytic.RebuildReport."""
+    from .analytic import rebuild
+
+    with store.transaction() as con:
+        row = con.execute("SELECT field FROM field_aliases WHERE raw_attribute = ?", [raw_attribute]).fetchone()
+        if row is None:
+            raise KeyError(f"no raw attribute {raw_attribute!r} in this memory")
+        _set_alias(con, raw_attribute, raw_attribute, {"reason": "kept apart by the user"}, "undo", row[0])
+        _recompute_fields(con)
+        return rebuild(store, config, llm=llm)
+
+
+def merge_fields(store, raw_attribute: str, into: str, config: Config = DEFAULT, llm=None) -> "object":
+    """Align `raw_attribute` with the field `into` by hand (pinned), rewrite its observations and
+    rebuild the analytic memory. Raises KeyError for an unknown raw attribute or field."""
+    from .analytic import rebuild
+
+    with store.transaction() as con:
+        row = con.execute("SELECT field FROM field_aliases WHERE raw_attribute = ?", [raw_attribute]).fetchone()
+        if row is None:
+            raise KeyError(f"no raw attribute {raw_attribute!r} in this memory")
+        if con.execute("SELECT 1 FROM fields WHERE field = ?", [into]).fetchone() is None:
+            raise KeyError(f"no field {into!r} in this memory")
+        _set_alias(con, raw_attribute, into, {"reason": "merged by the user"}, "merge", row[0])
+        _recompute_fields(con)
+        return rebuild(store, config, llm=llm)
+
+
+def alignment_events(con) -> list[dict]:
+    """The alignment log in order: round, kind (new field, alias, undo, merge), raw attribute, field."""
+    con = getattr(con, "con", con)
+    cols = ["round_order", "kind", "raw_attribute", "field", "previous", "score", "evidence", "logged_at"]
+    return [dict(zip(cols, r)) for r in con.execute(
+        "SELECT * FROM field_events ORDER BY round_order, logged_at").fetchall()]

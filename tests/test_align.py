@@ -1,0 +1,189 @@
+"""Field alignment (core/align.py): raw labels -> fields, with evidence, vetoes, persistence, undo."""
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from conftest import FakeImageEncoder, FakeOCR, HashEmbedder
+from core.align import FieldAligner, abbreviates, field_report, merge_fields, name_evidence, undo_alias
+from core.analytic import rebuild
+from core.build import BuildDeps, build
+from core.config import DEFAULT
+from core.extract import RuleExtractor
+from core.formats import read_file
+from core.model import Observation
+from core.store import Store
+
+
+def num(attr: str, value: float, unit: str | None = None, round_id: str = "S1:R1") -> Observation:
+    return Observation(round_id, attr, f"{value:g}", value, unit, "number")
+
+
+# ---------------------------------------------------------------------- name evidence
+@pytest.mark.parametrize("short,long", [("temp", "temperature"), ("moist", "moisture"), ("wt", "weight"),
+                                        ("qty", "quantity"), ("dist", "distance")])
+def test_abbreviations_of_any_word(short, long):
+    assert abbreviates(short, long)
+    assert not abbreviates(long, short)
+
+
+@pytest.mark.parametrize("a,b", [("pot", "plant"), ("rate", "temperature"), ("ph", "ph"), ("t", "temp"),
+                                 ("wght", "weigh")])
+def test_not_abbreviations(a, b):
+    # letters out of order, another first letter, equal words, one letter, only one letter left out
+    assert not abbreviates(a, b)
+
+
+def test_name_evidence_kinds():
+    assert name_evidence("seeds", "seed") == (1.0, "same words")
+    assert name_evidence("soil_moist", "soil_moisture")[1] == "abbreviation"
+    assert name_evidence("rh", "relative_humidity")[1] == "initials"
+    assert name_evidence("moisture", "soil_moisture")[1] == "a word more or less"
+    assert name_evidence("temperture", "temperature")[1] == "similar spelling"
+    assert name_evidence("water", "price")[0] == 0.0
+
+
+# ---------------------------------------------------------------------- the aligner
+@pytest.fixture
+def store(tmp_path):
+    with Store(tmp_path / "m.duckdb") as s:
+        yield s
+
+
+def test_abbreviated_label_joins_the_field_of_its_stream(store):
+    al = FieldAligner(store.con, DEFAULT)
+    for i in range(1, 4):
+        al.align(i, [num("temperature", 20 + i, "°C"), num("humidity", 40 + i, "%")])
+    out = al.align(4, [num("temp", 22.5, "°C"), num("humidity", 44, "%")])
+    assert [o.attribute for o in out] == ["temperature", "humidity"]
+    assert out[0].raw_attribute == "temp"
+
+
+def test_vetoes_unit_dimension_kind_and_same_round(store):
+    al = FieldAligner(store.con, DEFAULT)
+    al.align(1, [num("weight", 2.0, "kg")])
+    # "wt" abbreviates weight but is a volume: never the same field
+    assert al.align(2, [num("wt", 2.0, "L")])[0].attribute == "wt"
+    # a text value is never a number's field
+    assert al.align(3, [Observation("S1:R3", "weights", "heavy", value_kind="text")])[0].attribute == "weights"
+    # the field is already in this round: a second quantity, not another name of it
+    out = al.align(4, [num("weight", 2.0, "kg"), num("weight_net", 1.8, "kg")])
+    assert [o.attribute for o in out] == ["weight", "weight_net"]
+
+
+def test_a_generic_name_of_another_stream_stays_apart(store):
+    al = FieldAligner(store.con, DEFAULT)
+    for i in range(1, 4):
+        al.align(i, [num("sleep_duration", 420 + i, "min"), num("score", 80 + i)])
+    for i in range(4, 7):
+        al.align(i, [num("distance", 5.0 + i, "km"), num("laps", 3 + i)])
+    # "duration" is a word less than sleep_duration, but the round's other fields never came with it
+    out = al.align(7, [num("distance", 8.0, "km"), num("duration", 45, "min")])
+    assert out[1].attribute == "duration"
+
+
+def test_similar_meaning_needs_the_encoder_and_structure(store):
+    class Synonyms(HashEmbedder):
+        def encode(self, texts):  # "wetness" and "moisture" mean the same here
+            return super().encode([t.replace("wetness", "moisture") for t in texts])
+
+    al = FieldAligner(store.con, DEFAULT, encoder=Synonyms())
+    for i in range(1, 5):
+        al.align(i, [num("soil_moisture", 30 + i, "%"), num("water", 200 + i, "mL")])
+    assert al.align(5, [num("soil_wetness", 33, "%"), num("water", 210, "mL")])[0].attribute == "soil_moisture"
+    plain = FieldAligner(store.con.cursor(), DEFAULT)  # a fresh aligner without the encoder
+    assert plain.field_of("soil_wetness") is None  # nothing flushed yet: decisions are in memory only
+
+
+def test_decisions_persist_with_evidence_and_reload(store):
+    al = FieldAligner(store.con, DEFAULT)
+    al.align(1, [num("temperature", 21, "°C"), num("humidity", 40, "%")])
+    al.align(2, [num("temp", 22, "°C"), num("humidity", 41, "%")])
+    al.flush()
+    row = store.con.execute("SELECT field, score, evidence FROM field_aliases WHERE raw_attribute = 'temp'").fetchone()
+    assert row[0] == "temperature" and row[1] >= DEFAULT.align_threshold
+    assert "abbreviation" in json.loads(row[2])["reason"]
+    again = FieldAligner(store.con, DEFAULT)
+    assert again.field_of("temp") == "temperature"
+    assert again.align(3, [num("temp", 23, "°C")])[0].attribute == "temperature"
+
+
+def test_alignment_off_keeps_every_label(store):
+    al = FieldAligner(store.con, DEFAULT.with_(field_alignment=False))
+    al.align(1, [num("temperature", 21, "°C")])
+    assert al.align(2, [num("temp", 22, "°C")])[0].attribute == "temp"
+
+
+# ---------------------------------------------------------------------- in a build
+def _history(folder: Path, n: int = 12) -> Path:
+    """A plant-care log: soil moisture written "Moisture: … %" in some rounds and "Moist: … %" in
+    others, beside the water given, plus small talk."""
+    sessions = []
+    start = datetime(2026, 3, 1, 9, 0)
+    for s in range(1, n + 1):
+        t = start + timedelta(days=s)
+        if s % 2:
+            user = f"Moisture: {30 + s} %\nWater: {200 + 10 * s} ml"
+        else:
+            user = f"Moist: {31 + s} %\nWater: {210 + 10 * s} ml"
+        rounds = [{"round": f"S{s}:R1", "time": t.isoformat(), "user": user, "assistant": "Logged."},
+                  {"round": f"S{s}:R2", "time": (t + timedelta(minutes=5)).isoformat(),
+                   "user": "We watched a film tonight.", "assistant": "Nice."}]
+        sessions.append({"session_id": f"S{s}", "date": t.date().isoformat(), "dialogues": rounds})
+    path = folder / "plants.json"
+    path.write_text(json.dumps({"character_profile": {}, "multi_session_dialogues": sessions,
+                                "human-annotated QAs": []}))
+    return path
+
+
+def _deps() -> BuildDeps:
+    return BuildDeps(HashEmbedder(), FakeImageEncoder(), FakeOCR(), RuleExtractor(DEFAULT))
+
+
+def _tables(store) -> dict:
+    out = {}
+    for (name,) in store.con.execute("SELECT table_name FROM memory_tables ORDER BY 1").fetchall():
+        out[name] = store.con.execute(f'SELECT * EXCLUDE (time) FROM "{name}" ORDER BY round_order').fetchall()
+    return out
+
+
+def test_two_label_variants_make_one_table_and_undo_splits_them(tmp_path):
+    src = _history(tmp_path)
+    with Store(tmp_path / "m.duckdb") as s:
+        build(s, read_file(src), _deps(), DEFAULT)
+        report = {f.name: f for f in field_report(s.con)}
+        merged = [f for f in report.values() if f.merged]
+        assert merged, f"no field merged: {sorted(report)}"
+        temp = next(f for f in merged if any("moist" in l.raw_attribute for l in f.labels))
+        assert {l.raw_attribute for l in temp.labels} >= {"moisture", "moist"}
+        labels = {lab.rstrip(".") for l in temp.labels for lab, _ in l.labels}
+        assert {"Moisture", "Moist"} <= labels
+        tables = _tables(s)
+        assert len(tables) == 1, tables.keys()
+        (rows,) = tables.values()
+        assert len(rows) == 12  # every record in the one table, whichever labels it used
+        # an untouched memory rebuilds to exactly the same tables
+        rebuild(s, DEFAULT)
+        assert _tables(s) == tables
+        # undo: "temp" becomes its own field again, and stays so when the build continues
+        raw = next(l.raw_attribute for l in temp.labels if l.raw_attribute != temp.name)
+        undo_alias(s, raw, DEFAULT)
+        after = {f.name: f for f in field_report(s.con)}
+        assert raw in after and not any(l.raw_attribute == raw for l in after[temp.name].labels)
+        assert s.con.execute("SELECT count(*) FROM observations WHERE attribute = ?", [raw]).fetchone()[0] > 0
+        build(s, read_file(src), _deps(), DEFAULT)
+        assert FieldAligner(s.con, DEFAULT).field_of(raw) == raw
+        # and a person can merge it back by hand
+        merge_fields(s, raw, temp.name, DEFAULT)
+        assert FieldAligner(s.con, DEFAULT).field_of(raw) == temp.name
+        assert sum(len(r) for r in _tables(s).values()) >= 12
+
+
+def test_unknown_names_are_refused(store):
+    with pytest.raises(KeyError):
+        undo_alias(store, "nothing_here", DEFAULT)
+    with pytest.raises(KeyError):
+        merge_fields(store, "nothing_here", "other", DEFAULT)

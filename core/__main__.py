@@ -65,6 +65,14 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--store", help="memory file to build into (default: a temporary file)")
     e.add_argument("--quiet", action="store_true")
     _backend_args(e)
+
+    f = sub.add_parser("fields", help="list a memory's fields with their raw labels; undo or make a merge")
+    f.add_argument("--store", required=True)
+    f.add_argument("--undo", metavar="RAW", help="make raw attribute RAW its own field again (tables rebuilt)")
+    f.add_argument("--merge", metavar="RAW", help="align raw attribute RAW with the field given by --into")
+    f.add_argument("--into", metavar="FIELD", help="the field --merge joins")
+    f.add_argument("--json", action="store_true", help="print the fields as JSON")
+    f.add_argument("--set", action="append", default=[], metavar="NAME=VALUE", help="config for the rebuild")
     return p
 
 

@@ -143,3 +143,41 @@ def cmd_eval(args) -> int:
                        store_path=args.store, progress=_progress_bar(not args.quiet))
     print(json.dumps(summary, indent=2))
     return 0
+
+
+def cmd_fields(args) -> int:
+    """List the fields (merged ones first) with their labels as written and why they were merged;
+    --undo / --merge change one alignment and rebuild the analytic tables."""
+    from dataclasses import asdict
+
+    from . import align
+    from .store import Store
+
+    if not Path(args.store).exists():
+        raise InputError(args.store, "", "no memory file here")
+    if bool(args.merge) != bool(args.into):
+        raise InputError("--merge/--into", "", "give both --merge RAW and --into FIELD")
+    config = config_from_args(args)
+    with Store(args.store) as store:
+        try:
+            if args.undo:
+                rep = align.undo_alias(store, args.undo, config)
+                print(f"{args.undo} is its own field again; tables rebuilt: {', '.join(rep.tables) or 'none'}")
+            elif args.merge:
+                rep = align.merge_fields(store, args.merge, args.into, config)
+                print(f"{args.merge} now fills {args.into}; tables rebuilt: {', '.join(rep.tables) or 'none'}")
+        except KeyError as e:
+            raise InputError(args.store, args.undo or args.merge, str(e.args[0])) from None
+        infos = align.field_report(store.con)
+    if args.json:
+        print(json.dumps([asdict(i) for i in infos], indent=1, default=str))
+        return 0
+    for info in infos:
+        unit = f" ({info.unit})" if info.unit else ""
+        print(f"{info.name}{unit}: {info.observations} values")
+        for lab in info.labels:
+            written = ", ".join(f"{t or '(no label)'} x{n}" for t, n in lab.labels[:6])
+            why = f" - {lab.reason}, score {lab.score:.2f}" if lab.raw_attribute != info.name else ""
+            user = " [your decision]" if lab.decided_by == "user" else ""
+            print(f"  {lab.raw_attribute}: {written}{why}{user}")
+    return 0

@@ -187,3 +187,22 @@ def test_unknown_names_are_refused(store):
         undo_alias(store, "nothing_here", DEFAULT)
     with pytest.raises(KeyError):
         merge_fields(store, "nothing_here", "other", DEFAULT)
+
+
+def test_cli_lists_fields_and_undoes_a_merge(tmp_path, capsys):
+    from core.__main__ import main
+
+    src = _history(tmp_path)
+    path = tmp_path / "m.duckdb"
+    with Store(path) as s:
+        build(s, read_file(src), _deps(), DEFAULT)
+    assert main(["fields", "--store", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "moisture (%)" in out and "Moist x6" in out and "abbreviation" in out
+    assert main(["fields", "--store", str(path), "--undo", "moist"]) == 0
+    assert "moist is its own field again" in capsys.readouterr().out
+    with Store(path) as s:
+        assert FieldAligner(s.con, DEFAULT).field_of("moist") == "moist"
+    assert main(["fields", "--store", str(path), "--undo", "no_such_label"]) == 2
+    assert "no raw attribute 'no_such_label'" in capsys.readouterr().err
+    assert main(["fields", "--store", str(path), "--merge", "moist"]) == 2

@@ -49,7 +49,7 @@ NON_ATTRIBUTES = {"source", "round_order", "time", "captions", "modality"}
 TIME_UNITS = {"min", "h", "s", "days"}
 MASS_VOLUME = {"g", "kg", "ml", "L", "m3"}
 MEM_GALLERY = ROOT.parent / "shared" / "data" / "mem-gallery"
-ENGINE = {"root": ROOT}  # where `python -m core` runs from (--engine: another checkout, e.g. a clean HEAD)
+ENGINE = {"root": Path(os.environ.get("GENERALIZATION_ENGINE") or ROOT)}  # where `python -m core` runs from (--engine: another checkout, e.g. a clean HEAD)
 
 
 def factors(unit: str) -> tuple[float, ...]:
@@ -245,7 +245,8 @@ def pooled(results: list[dict]) -> dict:
     }
 
 
-def print_details(r: dict, out=sys.stdout, max_missed: int = 8) -> None:
+def print_details(r: dict, out=None, max_missed: int = 8) -> None:
+    out = out or sys.stdout
     m = r["metrics"]
     p = lambda *a: print(*a, file=out)  # noqa: E731
     p(f"  {r['domain']} seed={r['seed']} rounds={r['rounds']} images={r['images']} build={r['build_s']:.0f}s")
@@ -269,7 +270,7 @@ def print_details(r: dict, out=sys.stdout, max_missed: int = 8) -> None:
 # ------------------------------------------------------------------ suites
 
 def run_history(domain: str, seed: int, out: Path, rounds: int | None, images: int | None,
-                questions: bool, log=sys.stdout) -> dict:
+                questions: bool, log=None) -> dict:
     hdir = out / f"{domain}-{seed}"
     if hdir.exists():
         shutil.rmtree(hdir)
@@ -295,7 +296,8 @@ def pick_domains(args) -> list[str]:
     return names[: max(1, min(args.domains, len(names)))]
 
 
-def run_suite(args, log=sys.stdout) -> list[dict]:
+def run_suite(args, log=None) -> list[dict]:
+    log = log or sys.stdout
     out = Path(args.out) if args.out else Path(tempfile.mkdtemp(prefix="generalization-"))
     out.mkdir(parents=True, exist_ok=True)
     results = []
@@ -344,7 +346,8 @@ def strip_images(doc: dict) -> dict:
     return doc
 
 
-def run_mem_gallery(folder: Path, out: Path | None, log=sys.stdout, limit: int | None = None) -> list[dict] | None:
+def run_mem_gallery(folder: Path, out: Path | None, log=None, limit: int | None = None) -> list[dict] | None:
+    log = log or sys.stdout
     folder = Path(folder)
     files = sorted(folder.glob("*.json")) if folder.is_dir() else []
     if not files:
@@ -410,6 +413,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--engine", help="run `python -m core` from this checkout instead of this repo "
                    "(e.g. `git archive HEAD core | tar -x -C /tmp/head` while core/ is being edited)")
     args = p.parse_args(argv)
+    ENGINE["root"] = Path(os.environ.get("GENERALIZATION_ENGINE") or ROOT)
     if args.engine:
         ENGINE["root"] = Path(args.engine).resolve()
     if args.mem_gallery:

@@ -115,6 +115,8 @@ def _with_unit(num: str, spelling: str, space: bool) -> str:
         return f"{spelling}{num}" if not space else f"{spelling} {num}"
     if spelling in ("%",):
         return num + spelling
+    if len(spelling) > 3 and spelling.isalpha():  # "percent", "minutes": always spaced
+        return f"{num} {spelling}"
     return f"{num} {spelling}" if space else f"{num}{spelling}"
 
 
@@ -331,6 +333,9 @@ class Generator:
             user = f"Day {k} — " + ", ".join(parts)
         else:
             body = ", ".join(parts[:-1]) + (" and " if len(parts) > 1 else "") + parts[-1]
+            first = obs[0]["label"]
+            if first and body.startswith(first):
+                obs[0]["label"] = first[0].upper() + first[1:]
             user = f"{rng.choice(p.stream.intros)} {body[0].upper() + body[1:] if body else body}."
         return user, obs
 

@@ -354,16 +354,23 @@ class RoundWords:
     context: tuple[tuple[str, float], ...]  # (word, score), best first
 
 
-def name_from_words(attributes: Sequence[str], words: RoundWords | None) -> str:
+def name_from_words(attributes: Sequence[str], words: RoundWords | None,
+                    text_attributes: Sequence[str] = ()) -> str:
     """The table name, from its fields first: a word that recurs across its attribute names
-    (sleep_duration, deep_sleep, sleep_score -> sleep_log); else a word of an attribute name that
-    most of its rounds also use (the rounds say what the record is about: "glucose" of
+    (sleep_duration, deep_sleep, sleep_score -> sleep_log); else its one text field, which says
+    what kind of record a row is (activity, variety -> activity_log); else a word of an attribute
+    name that most of its rounds also use (the rounds say what the record is about: "glucose" of
     average_glucose in every dashboard round -> glucose_log); else `rule_table_name`. Words the
     rounds use that no field carries ("dashboard", "before work") never name a table: they say how
     or when a record was made, not what it records."""
     rule = rule_table_name(attributes)
     stem, recurring = _rule_stem(attributes)
-    if recurring or not words:
+    if recurring:
+        return rule
+    named = [a for a in text_attributes if any(t not in GENERIC_WORDS for t in a.split("_"))]
+    if len(named) == 1:
+        return sanitize(named[0] + "_log")
+    if not words:
         return rule
     attr_words = {_stem(p) for a in attributes for p in a.split("_") if p and p not in GENERIC_WORDS}
     cands = [w for w, sh, _ in words.rows if sh >= ROW_WORD_SHARE and _stem(w) in attr_words]
@@ -607,7 +614,8 @@ class Materializer:
                          "description": desc})
         return cols
 
-    def _table_name(self, attrs, llm_data, schema_id: int, words: RoundWords | None = None) -> str:
+    def _table_name(self, attrs, llm_data, schema_id: int, words: RoundWords | None = None,
+                    text_attributes: Sequence[str] = ()) -> str:
         taken = self._catalog_names() | reserved_names() | {t.table_name for t in self._tables.values()}
         name = None
         if llm_data is not None:
@@ -616,7 +624,7 @@ class Materializer:
                 name = cand
             else:
                 self.fallbacks.append(f"table name {cand!r} from the LLM is invalid or reserved; rule-based name")
-        base = name or name_from_words(attrs, words)
+        base = name or name_from_words(attrs, words, text_attributes)
         out, i = base, 2
         while out in taken:
             out, i = f"{base[:58]}_{i}", i + 1
@@ -626,7 +634,8 @@ class Materializer:
         profiles = self._profiles(attrs, round_order)
         llm_data = self._llm_metadata(attrs, profiles)
         words = self._round_words(self._matching(attrs, round_order))
-        name = self._table_name(attrs, llm_data, schema_id, words)
+        name = self._table_name(attrs, llm_data, schema_id, words,
+                                [a for a in attrs if profiles[a].dtype == "VARCHAR"])
         cols = self._columns(attrs, profiles, llm_data, {c.name for c in CONTRACT_COLUMNS} | {PROVENANCE_COLUMN})
         desc = None
         if llm_data is not None:

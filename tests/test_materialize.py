@@ -398,3 +398,13 @@ def test_add_rounds_in_a_batch_equals_round_by_round(tmp_path):
             results.append((written, rows))
     assert results[0] == results[1] == results[2]
     assert results[1][1]["sleep_log"] and results[1][1]["workout_log"]
+
+
+def test_table_named_by_its_one_text_field():
+    from core.materialize import RoundWords, name_from_words
+
+    # no word recurs across the fields; the text field says what kind of record a row is
+    attrs = ["variety", "height", "leaves"]
+    assert name_from_words(attrs, RoundWords((("office", 1.0, 3.0),), ()), ["variety"]) == "variety_log"
+    # two text fields: neither alone names the rows
+    assert name_from_words(attrs, None, ["variety", "leaves"]) == rule_table_name(attrs)

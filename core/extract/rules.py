@@ -1,12 +1,11 @@
-"""Rule-based attribute extraction (the default, offline extractor).
+"""Rule-based attribute extraction (the default, offline extractor), without domain vocabulary.
 
-A record is a measured quantity attached to a label or to a unit that names it.
-`RuleExtractor.extract` scans three kinds of text of a round:
+A record is a measured quantity attached to a label, a unit, a verb or a
+counted noun. `RuleExtractor.extract` scans three kinds of text of a round:
 
 - dialogue utterances (prose): "Label: value unit", "my X was/is Y unit",
-  "I slept 7h 12m", "I ran 8.2 km in 45 minutes", "a distance of 5 km",
-  "7 hours of sleep", "blood pressure 128/84", "Sleep/Wake: 23:10/06:40";
-- image captions (prose, same rules);
+  "a X of Y", "7 hours of sleep", "Label_a/Label_b: x/y";
+- image captions (prose, same rules, read as descriptions: no tense needed);
 - OCR text (structured): one visual row per line, cells separated by " | ",
   tabs or runs of spaces; besides the prose rules it pairs a label cell with
   a value cell to its right ("label left / value right"), a row of labels
@@ -14,89 +13,109 @@ A record is a measured quantity attached to a label or to a unit that names it.
   label row below ("big number, caption under it"), and accepts unitless
   numbers next to a label.
 
-Distractors are not records: a number with neither a label nor a unit ("3
-meetings tomorrow", "call me at 5", "2 kids"), ordinals ("18th", "Round 3"),
-years, phone numbers, and percentages or times nobody labelled ("I 100%
-agree"). In prose a unitless number needs an explicit link to its label
-("Score: 85", "my score was 85", "a score of 85").
+General mechanisms replace word lists of one domain (every word list comes
+from core/lexicon.py: grammar words and units only):
+
+- a value with a unit and no label is named by its clause's verb lemma and
+  the unit's dimension ("slept 7h" -> sleep_duration, "spent $12" ->
+  spend_amount); when one text holds several such values of different
+  dimensions ("I ran 8.2 km in 45 minutes") each is named by its dimension
+  (distance, duration) and what was done becomes a text field `activity`
+  (the verb, the noun after the value, a bare list item or the heading);
+- "N <plural noun>" in a record clause (past tense, first person or a named
+  subject, nothing irrealis) or in a log line ("25 scales, 40 minutes") is a
+  count named after the noun; the subject of such a clause is a text field
+  named by the verb's agent noun ("Sam won 17 points" -> points, winner=Sam);
+- "<possessive|subject> ... <word> N" ("my yellow 8", "Sam played red 1")
+  gives <owner>_value (owner my/other), the word before it as
+  <owner>_value_qualifier and the other person as `other`;
+- "x/y" under "La/Lb" gives two fields, under one label label + label_2, or
+  the numerator "out of" y when x <= y;
+- identifiers ("#48213907", "Ref 55301982", "INV-2024-0117", long bare
+  integers) are text, never numbers.
+
+Distractors are not records: numbers with neither a label nor a unit ("call
+me at 5"), counts in plans, wishes or the present ("3 meetings tomorrow",
+"We have 28 open tickets", "2 kids"), ordinals, years, phone numbers,
+changes ("27 percent higher than last month"), heading numbers ("Round 3:")
+and percentages or times nobody labelled ("I 100% agree").
 
 Provenance: every Observation's [start, end) span indexes the value in the
 text it came from (utterance text, caption or OCR text), so
 ``text[start:end] == raw_value``. For a fraction ("128/84") each part is its
 own observation with its own span.
-
-Durations are normalized to minutes (raw text kept); other units keep their
-own canonical spelling (see normalize.py).
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from core.config import Config, DEFAULT
 from core.extract.normalize import (
-    STRONG_UNITS,
-    UNIT_DEFAULT_ATTRIBUTE,
     UnitInfo,
+    active_lexicon,
     canonical_text,
     normalize_attribute,
     parse_unit,
     split_label_unit,
+    use_lexicon,
 )
+from core.lexicon import Lexicon, agent_noun, load as load_lexicon
 from core.model import Observation, Round
 
 # --------------------------------------------------------------------------- values
 
 _NUM = r"[-+]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?|[-+]?\.\d+"
-_MONTHS = {m: i + 1 for i, m in enumerate(
-    "jan feb mar apr may jun jul aug sep oct nov dec".split())}
 _MONTH_RE = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
              r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
-
-# unit spellings, longest first, as a regex alternative (case-insensitive, whole token)
-_UNIT_WORDS = [
-    "mg/dl", "mmol/l", "mmhg", "km/h", "kph", "mph", "min/km", "min/mi", "/km", "/mi", "bpm", "rpm",
-    "kcals", "kcal", "calories", "calorie", "cals", "cal", "kj",
-    "kilometers", "kilometres", "kilometer", "kilometre", "kms", "km", "miles", "mile", "mi",
-    "meters", "metres", "meter", "metre", "feet", "foot", "ft", "yards", "yard", "yds", "yd",
-    "kilograms", "kilogram", "kilos", "kilo", "kgs", "kg", "pounds", "pound", "lbs", "lb",
-    "grams", "gram", "mg", "g", "ounces", "ounce", "oz",
-    "hours", "hour", "hrs", "hr", "h", "minutes", "minute", "mins", "min", "seconds", "second",
-    "secs", "sec", "ms", "s",
-    "percent", "pct", "%", "°c", "ºc", "°f", "ºf", "celsius", "fahrenheit",
-    "ml", "liters", "litres", "liter", "litre", "l",
-    "steps", "reps", "sets", "laps", "floors", "cups", "cup", "glasses", "servings", "serving",
-    "pages", "points", "pts", "watts", "w", "usd", "dollars", "dollar", "bucks", "euros", "euro",
-    "iu", "units", "degrees", "deg", "x", "m",
-]
-_UNIT_ALT = "|".join(re.escape(u) for u in _UNIT_WORDS)
 _PHONE = re.compile(r"(?<!\w)(?:\+?\d{1,3}[\s.-]?)?(?:\(\d{3}\)\s?|\d{3}[\s.-])\d{3}[\s.-]\d{4}(?!\w)")
+_CLOCK = re.compile(r"(?<![\w:.])(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([ap]\.?m\.?))?(?![\w:])"
+                    r"(?:\s?(/\s?km|/\s?mi|min/km|min/mi|per\s+km|per\s+mile)\b)?", re.I)
+# identifiers: "#48213907", "No. 4821", alphanumeric codes "INV-2024-0117", "A7X-22", "AB12345"
+_IDENT = re.compile(r"(?<![\w#])#\s?\d[\d-]*(?![\w])"
+                    r"|(?<![\w-])(?=[A-Za-z0-9-]*\d)(?=[A-Za-z0-9-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+(?![\w-])"
+                    r"|(?<![\w-])[A-Z]{1,4}\d{3,}[A-Z0-9]*(?![\w-])")
+# single-letter unit spellings that are safe after a number ("7 h", "5 m", "3 g", "2 l", "5x", "200 w")
+_SHORT_UNITS = {"h", "s", "m", "g", "l", "x", "w"}
 
-_VALUE_PATTERNS: list[tuple[str, re.Pattern]] = [
-    # 23:10/06:40 (two times under a "Label_a/Label_b" label)
-    ("clock_pair", re.compile(r"(?<![\w:.])(\d{1,2}:\d{2})\s?/\s?(\d{1,2}:\d{2})(?![\w:])")),
-    # 1:05:30 / 6:45 pm / 23:10
-    ("clock", re.compile(r"(?<![\w:.])(\d{1,2}):(\d{2})(?::(\d{2}))?(?:\s*([ap]\.?m\.?))?(?![\w:])"
-                         r"(?:\s?(/\s?km|/\s?mi|min/km|min/mi|per\s+km|per\s+mile)\b)?", re.I)),
-    # 7h 12m, 7 hrs 12 min, 1 hour and 5 minutes, 2h, 45m 10s
-    ("compound", re.compile(
-        r"(?<![\w.])(\d+(?:\.\d+)?)\s*(h|hrs?|hours?)\.?\s*(?:and\s+)?(\d{1,2})\s*(m|mins?|minutes?)\b\.?"
-        r"(?:\s*(\d{1,2})\s*(s|secs?|seconds?)\b)?", re.I)),
-    ("minsec", re.compile(r"(?<![\w.])(\d+)\s*(m|mins?|minutes?)\s*(?:and\s+)?(\d{1,2})\s*(s|secs?|seconds?)\b", re.I)),
-    # 11pm, 6 am
-    ("ampm", re.compile(r"(?<![\w.:])(\d{1,2})\s*([ap])\.?m\.?(?![a-z])", re.I)),
-    # dates
-    ("iso_date", re.compile(r"(?<!\d)(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)")),
-    ("num_date", re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{2,4})(?![\d/])")),
-    ("mdy_date", re.compile(rf"(?<![\w])({_MONTH_RE})\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?(?![\w])", re.I)),
-    ("dmy_date", re.compile(rf"(?<![\w])(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH_RE})(?:,?\s+(\d{{4}}))?(?![\w])", re.I)),
-    # 128/84 (mmHg)
-    ("fraction", re.compile(rf"(?<![\w./])(\d+(?:\.\d+)?)\s?/\s?(\d+(?:\.\d+)?)(?![\w/.])(?:\s?({_UNIT_ALT})(?![\w/]))?", re.I)),
-    # $45, € 12.50, $1.2k
-    ("currency", re.compile(r"([$€£¥])\s?((?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?)(k|K)?(?![\w])")),
-    # 8.2 km, 10,432 steps, 82%, 52
-    ("number", re.compile(rf"(?<![\w.,/:$€£¥])({_NUM})(?:[ \u00a0]?({_UNIT_ALT})(?![\w/%])|(?![\w]))", re.I)),
-]
+
+@lru_cache(maxsize=16)
+def _patterns(lex: Lexicon) -> list[tuple[str, re.Pattern]]:
+    spellings = {u.lower() for u in lex.units if (len(u) > 1 or u.lower() in _SHORT_UNITS or not u.isalnum())
+                 and u.lower() not in ("in", "st", "no", "a", "am", "pm")}
+    spellings = {s for s in spellings if not any(c in s for c in lex_currency(lex))}
+    alt = "|".join(re.escape(u) for u in sorted(spellings, key=len, reverse=True))
+    unit_alt = rf"(?:{alt})(?:/(?:{alt}))?"
+    cur = "".join(re.escape(c) for c in lex_currency(lex))
+    return [
+        ("ident", _IDENT),
+        ("clock_pair", re.compile(r"(?<![\w:.])(\d{1,2}:\d{2})\s?/\s?(\d{1,2}:\d{2})(?![\w:])")),
+        ("clock", _CLOCK),
+        ("compound", re.compile(
+            r"(?<![\w.])(\d+(?:\.\d+)?)\s*(h|hrs?|hours?)\.?\s*(?:and\s+)?(\d{1,2})\s*(m|mins?|minutes?)\b\.?"
+            r"(?:\s*(\d{1,2})\s*(s|secs?|seconds?)\b)?", re.I)),
+        ("minsec", re.compile(r"(?<![\w.])(\d+)\s*(m|mins?|minutes?)\s*(?:and\s+)?(\d{1,2})\s*(s|secs?|seconds?)\b",
+                              re.I)),
+        ("ampm", re.compile(r"(?<![\w.:])(\d{1,2})\s*([ap])\.?m\.?(?![a-z])", re.I)),
+        ("iso_date", re.compile(r"(?<!\d)(\d{4})-(\d{1,2})-(\d{1,2})(?!\d)")),
+        ("num_date", re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})/(\d{2,4})(?![\d/])")),
+        ("mdy_date", re.compile(rf"(?<![\w])({_MONTH_RE})\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?(?![\w])",
+                                re.I)),
+        ("dmy_date", re.compile(rf"(?<![\w])(\d{{1,2}})(?:st|nd|rd|th)?\s+({_MONTH_RE})(?:,?\s+(\d{{4}}))?(?![\w])",
+                                re.I)),
+        ("fraction", re.compile(rf"(?<![\w./])(\d+(?:\.\d+)?)\s?/\s?(\d+(?:\.\d+)?)(?![\w/.])"
+                                rf"(?:\s?({unit_alt})(?![\w/]))?", re.I)),
+        ("currency", re.compile(rf"([{cur}])\s?((?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?)(k|K)?(?![\w])"
+                                rf"|((?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?)\s?([{cur}])(?![\w])")),
+        ("number", re.compile(rf"(?<![\w.,/:#{cur}])({_NUM})(?:[ \u00a0]?({unit_alt})(?![\w/%])|(?![\w]))", re.I)),
+    ]
+
+
+def lex_currency(lex: Lexicon) -> str:
+    """The currency symbols of the lexicon's unit table ("$€£¥₹")."""
+    return "".join(sorted({k for k, (u, d, f) in lex.units.items() if d == "currency" and len(k) == 1
+                           and not k.isalnum()}))
 
 
 @dataclass(frozen=True)
@@ -112,6 +131,8 @@ class Value:
     parts: tuple["Value", ...] = ()  # the two sides of a fraction
     clock: bool = False  # written h:mm[:ss]: a time of day or a duration, decided by the label
     ordinal: bool = False
+    ident: bool = False  # an identifier ("#4821", "INV-2024-0117", "48213907"): a text value, never a number
+    bare_int: bool = False  # an integer written without separators, decimals or unit ("204")
 
 
 def _to_float(s: str) -> float:
@@ -147,7 +168,7 @@ def scan_values(text: str) -> list[Value]:
     def free(a: int, b: int) -> bool:
         return not any(taken[a:b])
 
-    for kind, pat in _VALUE_PATTERNS:
+    for kind, pat in _patterns(active_lexicon()):
         for m in pat.finditer(text):
             a, b = m.start(), m.end()
             raw = text[a:b]
@@ -170,6 +191,14 @@ def scan_values(text: str) -> list[Value]:
 
 
 def _make_value(kind: str, m: re.Match, a: int, b: int, raw: str, text: str) -> Value | None:
+    if kind == "ident":
+        if re.fullmatch(r"\d{1,2}-\d{1,2}", raw) or re.fullmatch(r"(?i)\d+(?:-\d+)*-?[a-z]{1,3}", raw):
+            return None  # a range "9-5" or a hyphenated quantity "14-year"
+        if raw[0].isdigit() and not re.search(r"[A-Za-z]", raw) :
+            return None
+        if re.fullmatch(r"(?i)[a-z]+-\d{1,2}", raw) and not raw.isupper():
+            return None  # "covid-19"-like words, "x-2"
+        return Value(a, b, raw, "text", ident=True)
     if kind == "clock":
         h, mnt = int(m.group(1)), int(m.group(2))
         if mnt > 59:
@@ -178,7 +207,7 @@ def _make_value(kind: str, m: re.Match, a: int, b: int, raw: str, text: str) -> 
     if kind == "clock_pair":
         parts = []
         for g in (1, 2):
-            sub = _VALUE_PATTERNS[1][1].match(m.group(g))
+            sub = _CLOCK.match(m.group(g))
             if sub is None or int(sub.group(2)) > 59:
                 return None
             s0 = a + m.start(g) - m.start()
@@ -202,8 +231,10 @@ def _make_value(kind: str, m: re.Match, a: int, b: int, raw: str, text: str) -> 
         pb = Value(a + m.start(2) - m.start(), a + m.end(2) - m.start(), y, "number", _to_float(y), unit)
         return Value(a, b, raw, "number", _to_float(x), unit, parts=(pa, pb))
     if kind == "currency":
-        n = _to_float(m.group(2)) * (1000 if m.group(3) else 1)
-        return Value(a, b, raw, "number", n, parse_unit(m.group(1)))
+        if m.group(2) is not None:
+            n = _to_float(m.group(2)) * (1000 if m.group(3) else 1)
+            return Value(a, b, raw, "number", n, parse_unit(m.group(1)))
+        return Value(a, b, raw, "number", _to_float(m.group(4)), parse_unit(m.group(5)))
     if kind == "number":
         num, unit_raw = m.group(1), m.group(2)
         after = text[b:b + 3]
@@ -215,90 +246,37 @@ def _make_value(kind: str, m: re.Match, a: int, b: int, raw: str, text: str) -> 
         if re.match(r"(st|nd|rd|th)\b", after, re.I):
             return Value(a, b + 2, text[a:b + 2], "number", _to_float(num), None, ordinal=True)
         unit = parse_unit(unit_raw) if unit_raw else None
+        if unit is None and unit_raw:
+            return None
         n = _to_float(num)
+        bare = unit is None and re.fullmatch(r"\d+", num) is not None
+        if bare and len(num) >= 7:
+            return Value(a, b, raw, "text", ident=True)  # a long bare integer is a code, not a quantity
         if unit is not None and unit.factor != 1.0:
             n = n * unit.factor
-        return Value(a, b, raw, "number", n, unit)
+        return Value(a, b, raw, "number", n, unit, bare_int=bare)
     return None
 
 
 # --------------------------------------------------------------------------- labels
 
-_CONNECT = {
-    ":", "=", "-", "–", "~", "≈", "was", "is", "were", "are", "be", "been", "of", "at", "to", "about",
-    "around", "approximately", "approx", "roughly", "nearly", "almost", "over", "under", "just", "only",
-    "averaged", "averaging", "hit", "reached", "measured", "read", "reads", "clocked", "logged",
-    "totaled", "totalled", "came", "in", "stood", "sits", "sat", "stayed", "dropped", "rose", "went",
-    "climbed", "fell", "a", "an", "the", "now", "still", "again", "only", "exactly", "like",
-    "by", "from", "up", "down", "out",
-}
-# connectors that do not by themselves tie a value to the words before it
-_WEAK_CONNECT = {"a", "an", "the", "about", "around", "approximately", "approx", "roughly", "nearly", "almost",
-                 "over", "under", "just", "only", "~", "≈", "-", "–", "now", "still", "again", "exactly", "like",
-                 "by", "from", "up", "down", "out", "in", "to", "at", "went", "stayed", "sat"}
-_DETERMINERS = {"my", "our", "your", "his", "her", "their", "the", "today's", "todays", "this",
-                "yesterday's", "tonight's", "last", "its"}
-_PRONOUNS = {"i", "you", "he", "she", "we", "they", "it", "me", "him", "us", "them", "that", "which",
-             "who", "there", "here", "what", "i'm", "i've", "it's", "that's", "we're", "you're"}
-_BOUNDARY_WORDS = {
-    "and", "but", "or", "so", "then", "while", "because", "if", "when", "after", "before", "during",
-    "with", "for", "on", "into", "than", "as", "since", "until", "per", "each", "every", "not", "no",
-    "have", "had", "has", "got", "get", "did", "do", "does", "made", "make", "saw", "see", "took",
-    "take", "need", "want", "think", "feel", "felt", "bought", "ate", "drank", "set", "keep", "kept",
-    "maybe", "probably", "also", "too", "very", "really", "all", "some", "many", "much", "more", "less",
-    "can", "could", "will", "would", "should", "might", "must", "let's", "lets", "let", "is", "was",
-    "are", "were", "be", "been", "about", "around", "like", "just", "only", "of", "at", "to", "in",
-    "by", "from", "a", "an", "the", "my", "our", "your", "his", "her", "their", "this", "these",
-    "those", "showing", "shows", "with", "out", "back", "off", "away", "home", "won", "lost", "scored",
-    "earned", "wow", "yes", "yeah", "oh", "hey", "hi", "ok", "okay",
-}
-# nouns that never name a measured quantity (counts of people/things, ordinals, ids)
-NON_QUANTITY = {
-    "round", "game", "match", "day", "week", "month", "year", "chapter", "page", "room", "number",
-    "phone", "call", "meeting", "meetings", "kid", "kids", "child", "children", "son", "daughter",
-    "friend", "friends", "wife", "husband", "mom", "dad", "brother", "sister", "family", "people",
-    "person", "item", "items", "question", "questions", "option", "options", "step", "part", "level",
-    "session", "episode", "season", "version", "gate", "seat", "table", "line", "flight", "bus",
-    "train", "route", "apartment", "floor", "grade", "class", "lesson", "unit", "task", "tasks", "id",
-    "no", "issue", "ticket", "order", "slide", "figure", "section", "stage", "phase", "turn", "hand",
-    "player", "team", "track", "song", "list", "top", "times", "things", "platform", "terminal", "aisle",
-    "exit", "lane", "stop", "car", "door", "channel", "volume", "years", "months", "weeks", "days",
-}
-_ACTIVITY_VERBS = {
-    "ran": "run", "run": "run", "jogged": "jog", "walked": "walk", "walk": "walk", "hiked": "hike",
-    "cycled": "cycle", "biked": "bike", "rode": "ride", "swam": "swim", "rowed": "row", "slept": "sleep",
-    "napped": "nap", "meditated": "meditation", "studied": "study", "practiced": "practice",
-    "practised": "practice", "worked": "work", "read": "reading", "drove": "drive", "commuted": "commute",
-    "trained": "training", "lifted": "lift", "stretched": "stretch", "played": "play", "fasted": "fast",
-    "burned": "burned", "burnt": "burned", "spent": "spending", "paid": "cost", "earned": "earnings",
-    "weighed": "weight", "weigh": "weight", "scored": "score", "ate": "intake", "consumed": "intake", "drank": "drink",
-}
-_WORD = re.compile(r"\([^()]{1,12}\)|[A-Za-z][A-Za-z0-9'’]*(?:/[A-Za-z][A-Za-z0-9]*)*|[:=~≈–-]|[^\sA-Za-z]")
+_WORD = re.compile(r"\([^()]{1,12}\)|[A-Za-z][A-Za-z0-9'’]*(?:/[A-Za-z][A-Za-z0-9]*)*\.?|[:=~≈–-]|[^\sA-Za-z]")
 _CLAUSE_BREAK = re.compile(r"[.!?;]\s|[.!?;]$|\n|\||\t|,\s|\s{2,}|\s[-–]\s|\bbut\b|\bwhile\b|\bthough\b", re.I)
 _SENTENCE_BREAK = re.compile(r"[.!?;]\s|\n|\|")
-
-
-_TIME_WORDS = {"today", "tonight", "morning", "evening", "afternoon", "night", "yesterday", "week",
-               "weekend", "month", "year", "now", "earlier", "later", "ago", "recently"}
-# exercise words -> the activity they name ("Ran 6.5 km", "bike ride log", "took the road bike out")
-EXERCISE = {
-    "ran": "run", "run": "run", "runs": "run", "running": "run", "jog": "run", "jogged": "run",
-    "jogging": "run", "rode": "ride", "ride": "ride", "riding": "ride", "cycled": "ride", "cycle": "ride",
-    "cycling": "ride", "biked": "ride", "bike": "ride", "biking": "ride", "walked": "walk", "walk": "walk",
-    "walking": "walk", "hiked": "hike", "hike": "hike", "hiking": "hike", "swam": "swim", "swim": "swim",
-    "swimming": "swim", "rowed": "row", "rowing": "row",
-}
-_EXERCISE_RE = re.compile(r"\b(" + "|".join(sorted(EXERCISE, key=len, reverse=True)) + r")\b", re.I)
-_TRAILER = re.compile(r"\s*(?:on average|avg|average|total|in total|today|tonight|this morning|this evening|"
-                      r"last night|yesterday)?\s*$", re.I)
+_TRAILER_WORDS = r"on average|avg|average|total|in total|today|tonight|this morning|this evening|last night|yesterday"
+_TRAILER = re.compile(rf"\s*(?:{_TRAILER_WORDS})?\s*$", re.I)
 
 
 @dataclass(frozen=True)
 class Label:
     text: str  # as written
     strong: bool  # linked to the value by structure (colon, "my X was", layout) not just adjacency
-    verb: str | None = None  # an activity verb of the clause ("ran" -> run)
+    verb: str | None = None  # lemma of the clause's last past-tense verb before the value (not a light verb)
     average: bool = False  # "HR averaged 147", "heart rate around 157 on average"
+
+
+def _low(w: str) -> str:
+    return w.lower().replace("’", "'").rstrip(".")
 
 
 def _clause_start(text: str, pos: int) -> int:
@@ -309,31 +287,56 @@ def _clause_start(text: str, pos: int) -> int:
     return start
 
 
-def left_label(text: str, value: Value, values: list[Value], *, structured: bool) -> Label:
-    """The label written before `value` in its clause ("" when none) and the clause's activity verb."""
+def _sentence_start(text: str, pos: int) -> int:
+    ss = 0
+    for m in _SENTENCE_BREAK.finditer(text, 0, pos):
+        ss = m.end()
+    return ss
+
+
+def _sentence_end(text: str, pos: int) -> int:
+    m = re.compile(r"[.!?;](?:\s|$)|\n|\|").search(text, pos)
+    return m.start() if m else len(text)
+
+
+def _is_verb(w: str, lex: Lexicon) -> bool:
+    """A past-tense verb form that is not a connective linking a label ("slept", "played", "put")."""
+    lw = _low(w)
+    return lex.is_past(lw) and lw not in lex.connectives and lw not in lex.auxiliaries
+
+
+def clause_verb(text: str, pos: int) -> str | None:
+    """Lemma of the last past-tense, non-light verb of the sentence before `pos` ("I ran 5 km" -> run)."""
+    lex = active_lexicon()
+    verb = None
+    for w in re.findall(r"[A-Za-z']+", text[_sentence_start(text, pos):pos]):
+        lw = _low(w)
+        if _is_verb(lw, lex) and lw not in lex.light_verbs:
+            verb = lex.lemma(lw)
+    return verb
+
+
+def left_label(text: str, value: Value, values: list[Value], *, structured: bool, lists: bool = True) -> Label:
+    """The label written before `value` in its clause ("" when none) and the clause's verb."""
+    lex = active_lexicon()
     cs = _clause_start(text, value.start)
     # an earlier value in the same clause ends the label search (but not the verb search)
     prev_end = cs
     for v in values:
         if v.end <= value.start and v.end > prev_end:
             prev_end = v.end
-    verb = None
-    ss = 0
-    for m in _SENTENCE_BREAK.finditer(text, 0, value.start):
-        ss = m.end()
-    for w in re.findall(r"[A-Za-z]+", text[ss:value.start]):
-        if w.lower() in _ACTIVITY_VERBS:
-            verb = _ACTIVITY_VERBS[w.lower()]
+    verb = clause_verb(text, value.start)
     tokens = [(m.group(0), m.start() + prev_end) for m in _WORD.finditer(text[prev_end:value.start])]
     i = len(tokens) - 1
     strong = False
     skipped = 0
-    # connectors between label and value: "was", ":", "of", "at", ...
     average = bool(re.match(r"\s*(?:on average|avg\b|average\b)", text[value.end:], re.I))
-    while i >= 0 and tokens[i][0].lower() in _CONNECT and skipped < 4:
-        if tokens[i][0] in (":", "=") or tokens[i][0].lower() not in _WEAK_CONNECT:
+    # connectors between label and value: "was", ":", "of", "at", ...
+    while i >= 0 and _low(tokens[i][0]) in lex.connectives and skipped < 4:
+        lw = _low(tokens[i][0])
+        if tokens[i][0] in (":", "=") or lw not in lex.weak_connectives:
             strong = True  # "X was", "X: ", "X came out at", "X averaged": a verb links label and value
-        if tokens[i][0].lower() in ("averaged", "averaging"):
+        if lw in ("averaged", "averaging"):
             average = True
         i -= 1
         skipped += 1
@@ -341,22 +344,22 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
     skipped_time = 0
     while i >= 0 and len(words) < 5:
         w = tokens[i][0]
-        lw = w.lower().replace("’", "'")
+        lw = _low(w)
         if w.startswith("(") and not words and (parse_unit(w.strip("()")) is not None or w.strip("()").isalpha()):
             words.append((w, tokens[i][1]))  # "Sleep Time (hrs): 5.5": the unit belongs to the label
             i -= 1
             continue
-        if not re.match(r"[A-Za-z]", w) or lw in _PRONOUNS:
+        if not re.match(r"[A-Za-z]", w) or lw in lex.pronouns:
             break
-        if (not words and strong and not skipped_time and lw in _TIME_WORDS and i > 0
-                and tokens[i - 1][0].lower() in ("last", "this")):
+        if (not words and strong and not skipped_time and lw in lex.time_words and i > 0
+                and _low(tokens[i - 1][0]) in ("last", "this")):
             # "Sleep last night: 8.3 h": after a colon/verb "last night" only dates the record
             skipped_time = 2
             i -= 2
             continue
-        if not words and lw in _TIME_WORDS and not structured:
+        if not words and lw in lex.time_words and not structured:
             break  # "ran 6.5 km this morning in 37 minutes": "morning" does not name the 37 minutes
-        if lw in _BOUNDARY_WORDS or lw in _DETERMINERS:
+        if lw in lex.boundary_words or lw in lex.determiners:
             if lw in ("in", "of", "to", "per") and words:
                 ext = _extend_label(tokens, i, structured)
                 if ext is not None:
@@ -366,10 +369,8 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
                     strong = strong or ext[2]
                     continue
             break
-        if lw in _ACTIVITY_VERBS and not words:
-            break
-        if lw in _ACTIVITY_VERBS:
-            break
+        if _is_verb(lw, lex) and not (structured and w[:1].isupper()):
+            break  # "I burned 450 kcal": the verb is not part of a label
         words.append((w, tokens[i][1]))
         i -= 1
     if skipped_time and not (i < 0 and prev_end == cs):
@@ -379,28 +380,39 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
         if structured:
             strong = True  # the label starts the line/cell: "Steps 10,432"
         else:
-            # a clause that is only "label value" ("..., score 69, ...") is a record
+            # a clause that is only "label value" ("..., score 69, ...") in a list of records is a record
             m = _CLAUSE_BREAK.search(text, value.end)
             rest = text[value.end:m.start() if m else len(text)]
-            strong = strong or bool(_TRAILER.fullmatch(rest))
+            strong = strong or (bool(_TRAILER.fullmatch(rest)) and (
+                value.unit is not None or not value.bare_int or (lists and _record_list(text, value, values))))
     words.reverse()
     if not words:
         return Label("", False, verb, average)
     a = words[0][1]
     b = words[-1][1] + len(words[-1][0])
-    return Label(text[a:b], strong, verb, average)
+    return Label(text[a:b].rstrip("."), strong, verb, average)
+
+
+def _record_list(text: str, value: Value, values: list[Value]) -> bool:
+    """True when `value` is an item of a list of measurements: its sentence has a colon before it, or another
+    value with a unit ("Sleep last night: 8.3 h, ..., sleep score 78"; not "Room 204, gate 12, flight 447")."""
+    ss, se = _sentence_start(text, value.start), _sentence_end(text, value.end)
+    if re.search(r":(?!\d)", text[ss:value.start]):
+        return True
+    return any(v is not value and ss <= v.start < se and v.unit is not None and v.kind == "number" for v in values)
 
 
 def _extend_label(tokens: list[tuple[str, int]], i: int, structured: bool):
     """Extend a label over "in"/"of"/"to" ("time in range", "minutes of exercise") when the words before
     it start the line/cell (structured text) or follow a determiner ("my time in range was 82%").
     Returns (words in reverse order, new index, strong) or None."""
+    lex = active_lexicon()
     j = i - 1
     ext: list[tuple[str, int]] = []
     while j >= 0 and len(ext) < 3:
         w = tokens[j][0]
-        lw = w.lower()
-        if not re.match(r"[A-Za-z]", w) or lw in _PRONOUNS or lw in _BOUNDARY_WORDS or lw in _ACTIVITY_VERBS:
+        lw = _low(w)
+        if not re.match(r"[A-Za-z]", w) or lw in lex.pronouns or lw in lex.boundary_words or _is_verb(lw, lex):
             break
         ext.append(tokens[j])
         j -= 1
@@ -408,13 +420,14 @@ def _extend_label(tokens: list[tuple[str, int]], i: int, structured: bool):
         return None
     if j < 0 or tokens[j][0] in (":", "="):
         return ext, j, True  # the label starts the clause/line or follows a colon
-    if j >= 0 and tokens[j][0].lower() in _DETERMINERS:
+    if j >= 0 and _low(tokens[j][0]) in lex.determiners:
         return ext, j, True
     return None
 
 
 def right_label(text: str, value: Value) -> str:
     """A label written after a value that starts its clause: "69% time in range, ..." -> "time in range"."""
+    lex = active_lexicon()
     cs = _clause_start(text, value.start)
     colon = text.rfind(":", cs, value.start)
     if colon >= 0:
@@ -426,21 +439,23 @@ def right_label(text: str, value: Value) -> str:
     if not rest or len(rest.split()) > 4 or not re.fullmatch(r"[A-Za-z][A-Za-z '-]*", rest):
         return ""
     words = rest.lower().split()
-    if words[0] in _PRONOUNS or words[0] in _BOUNDARY_WORDS - {"in", "of"} or words[0] in _ACTIVITY_VERBS:
+    if words[0] in lex.pronouns or words[0] in lex.boundary_words - {"in", "of"} or words[0] in lex.comparatives:
         return ""
-    if any(w in _PRONOUNS or w in ("is", "was", "are", "were", "have", "had", "will") for w in words):
+    if any(w in lex.pronouns or w in lex.auxiliaries for w in words):
         return ""
     return rest
 
 
 def of_label(text: str, value: Value) -> str:
     """The noun after "<value> of": "7 hours of sleep" -> "sleep", "3 sets of squats" -> "squats"."""
+    lex = active_lexicon()
     m = re.match(r"\s+of\s+((?:[A-Za-z][A-Za-z'-]*\s?){1,3})", text[value.end:])
     if not m:
         return ""
     words = []
     for w in m.group(1).split():
-        if w.lower() in _BOUNDARY_WORDS or w.lower() in _PRONOUNS or w.lower() in ("last", "today", "tonight", "yesterday"):
+        lw = w.lower()
+        if lw in lex.boundary_words or lw in lex.pronouns or lw in lex.time_words or lw in lex.determiners:
             break
         words.append(w)
     return " ".join(words[:2])
@@ -448,18 +463,9 @@ def of_label(text: str, value: Value) -> str:
 
 # --------------------------------------------------------------------------- extraction
 
-_TIME_LABEL_WORDS = {"bedtime", "bed", "wake", "woke", "alarm", "start", "end", "started", "ended",
-                     "departure", "arrival", "sunrise", "sunset", "onset", "lights", "asleep", "dinner",
-                     "lunch", "breakfast", "meal"}
-_DURATION_LABEL_WORDS = {"duration", "elapsed", "moving", "pace", "split", "lap", "finish", "total",
-                         "chip", "gun", "race", "run", "workout", "session", "length"}
-_COLORS = ("red|orange|yellow|green|blue|purple|violet|pink|black|white|gray|grey|brown|gold|silver|"
-           "teal|navy|beige|maroon")
-_WIN = re.compile(r"(?:(?P<who>\b[A-Z][a-z]+|\bI\b|\bWe\b|\bwe\b)\s+won\b(?=\s+(?:the|this|that|today'?s|again|it)\b\s*"
-                  r"(?:game|round|match|hand|race|set|game|final|tournament)?|\s*[.!,;]|\s*$|"
-                  r"\s+(?:by\s+)?\d+\s*(?:points?|pts)\b)"
-                  r"|\bwinner\s+(?:was|is)\s+(?P<who2>[A-Z][a-z]+|me))")
-_TEXT_FIELD = re.compile(r"^[ \t\-•*]*(?P<label>[A-Za-z][A-Za-z0-9 /&'()%-]{0,40}?)\s*:\s*(?P<value>[^:\n|]{1,40}?)\s*$")
+_TEXT_FIELD = re.compile(r"^[ \t\-•*]*(?P<label>[A-Za-z#][A-Za-z0-9 /&'().%#-]{0,40}?)\s*[:=]\s*(?P<value>[^:\n|]{1,40}?)\s*$")
+# dimension -> the name of an unlabelled value of that dimension
+_DIM_NAMES = {"currency": "amount", "duration_ms": "duration_ms"}
 
 
 @dataclass(frozen=True)
@@ -474,33 +480,47 @@ class Found:
     number: float | None
     unit: str | None
     label: str
+    dim: str | None = None  # set on values named only by their unit (no label): renamed by the text's shape
+    verb: str | None = None
+    tentative: bool = False  # kept only when the text holds unit-named values of several dimensions
 
 
 def _is_year(v: Value) -> bool:
-    return v.unit is None and v.number is not None and float(v.number).is_integer() and 1900 <= v.number <= 2100 and "," not in v.raw
+    return v.unit is None and v.number is not None and float(v.number).is_integer() and 1900 <= v.number <= 2100 \
+        and "," not in v.raw
+
+
+def _label_words(label: str) -> list[str]:
+    return [w.lower() for w in re.findall(r"[A-Za-z#]+", label)]
+
+
+def _identifier_label(label: str) -> bool:
+    """A label that announces a code: "Order No.", "Ref", "ID", "Invoice #", "Tracking number"."""
+    words = _label_words(label) + (["#"] if label.rstrip(" :.").endswith("#") else [])
+    return bool(words) and words[-1] in active_lexicon().identifier_words
 
 
 def _label_ok(label: str, v: Value) -> bool:
-    words = [w.lower() for w in re.findall(r"[A-Za-z]+", label)]
-    if not words:
-        return False
-    head = words[-1]
-    if v.unit is None and (head in NON_QUANTITY or words[0] in NON_QUANTITY):
-        return False
-    return True
+    return bool(_label_words(label))
+
+
+def _dim_name(dim: str) -> str:
+    return _DIM_NAMES.get(dim, dim)
 
 
 class RuleExtractor:
     """Offline extractor over dialogue, captions and OCR text (see module docstring).
 
     `extract(round, ocr)` never raises on odd text: a pattern that does not
-    parse yields no observation.
+    parse yields no observation. `config.lexicon` names a JSON file extending
+    the built-in vocabulary (core/lexicon.py); "" = built-in.
     """
 
     name = "rules"
 
     def __init__(self, config: Config = DEFAULT):
         self.config = config
+        self.lexicon = load_lexicon(getattr(config, "lexicon", "") or "")
 
     def run(self, round: Round, ocr: dict[str, str] | None = None, images=None):
         """`extract` wrapped in an ExtractionResult (no fallback, no tokens); `images` is unused."""
@@ -510,20 +530,21 @@ class RuleExtractor:
 
     def extract(self, round: Round, ocr: dict[str, str] | None = None) -> list[Observation]:
         """Observations of one round: dialogue first (utterance order), then per image caption and OCR."""
-        out: list[Observation] = []
-        for i, u in enumerate(round.dialogue):
-            assistant = u.speaker.strip().lower() in ("assistant", "agent", "bot", "ai", "system")
-            for f in extract_text(u.text, structured=False, speaker=u.speaker, assistant=assistant):
-                out.append(_obs(round, f, source="dialogue", speaker=u.speaker, utterance_index=i))
-        for img in round.images:
-            if img.caption:
-                for f in extract_text(img.caption, structured=False):
-                    out.append(_obs(round, f, source="caption", image_id=img.image_id))
-            text = (ocr or {}).get(img.image_id)
-            if text:
-                for f in extract_text(text, structured=True):
-                    out.append(_obs(round, f, source="ocr", image_id=img.image_id))
-        return out
+        with use_lexicon(self.lexicon):
+            out: list[Observation] = []
+            for i, u in enumerate(round.dialogue):
+                assistant = u.speaker.strip().lower() in ("assistant", "agent", "bot", "ai", "system")
+                for f in extract_text(u.text, structured=False, speaker=u.speaker, assistant=assistant):
+                    out.append(_obs(round, f, source="dialogue", speaker=u.speaker, utterance_index=i))
+            for img in round.images:
+                if img.caption:
+                    for f in extract_text(img.caption, structured=False, descriptive=True):
+                        out.append(_obs(round, f, source="caption", image_id=img.image_id))
+                text = (ocr or {}).get(img.image_id)
+                if text:
+                    for f in extract_text(text, structured=True):
+                        out.append(_obs(round, f, source="ocr", image_id=img.image_id))
+            return out
 
 
 def _obs(round: Round, f: Found, **prov) -> Observation:
@@ -532,52 +553,552 @@ def _obs(round: Round, f: Found, **prov) -> Observation:
                        extractor="rules", text_value=canonical_text(f.raw) if f.kind == "text" else None, **prov)
 
 
-_QUESTION_START = re.compile(
-    r"\s*(?:is|are|was|were|do|does|did|can|could|should|would|will|shall|how|what|why|when|which|who|"
-    r"whom|any|isn't|aren't|wasn't|don't|doesn't|is it|should i)\b", re.I)
-
-
 def _in_question(text: str, pos: int) -> bool:
     """True when `pos` lies in an interrogative sentence ("Is 145 bpm too high for an easy run?")."""
-    start = 0
-    for m in _SENTENCE_BREAK.finditer(text, 0, pos):
-        start = m.end()
+    lex = active_lexicon()
+    start = _sentence_start(text, pos)
     m = re.compile(r"[.!?\n]").search(text, pos)
-    return bool(m and m.group(0) == "?" and _QUESTION_START.match(text[start:]))
+    if not (m and m.group(0) == "?"):
+        return False
+    first = re.match(r"\s*([A-Za-z']+)", text[start:])
+    return bool(first and first.group(1).lower() in lex.question_words)
+
+
+def _irrealis(text: str, pos: int) -> bool:
+    """The sentence around `pos` is a plan, wish or condition ("I have 3 meetings tomorrow", "Let's meet")."""
+    lex = active_lexicon()
+    ss, se = _sentence_start(text, pos), _sentence_end(text, pos)
+    words = {_low(w) for w in re.findall(r"[A-Za-z']+", text[ss:se])}
+    return bool(words & lex.irrealis_words) or bool(re.search(r"'ll\b", text[ss:se]))
+
+
+_SUBJ_VERB = re.compile(r"(?:^|(?<=[\s;:,.(]))(?P<subj>[A-Za-z][a-z']*)?\s*(?:(?:'ve|'d|have|has|had|just|also|then|finally)\s+)*"
+                        r"(?P<verb>[A-Za-z]+)(?:\s+(?:up|down|out|in|back|off|with|on|at|for|a|an|the|another|over|from|to))*"
+                        r"\s*,?\s*$")
+
+
+def record_subject(text: str, pos: int, *, descriptive: bool = False) -> tuple[str | None, str | None, int | None]:
+    """(subject as written or None, verb lemma, subject start) when the words right before `pos` are a record
+    clause "<subject> <past verb> [particles] ..." ("I won 4 points", "Sam won, 17 points", "Watched 4
+    episodes"); (None, None, None) when they are not (present tense, a plan, "we", no verb)."""
+    lex = active_lexicon()
+    ss = _sentence_start(text, pos)
+    cs = max(ss, max((m.end() for m in re.finditer(r"[;:]\s|\band\b|,\s(?=\S+\s)", text[ss:pos])), default=0) + ss
+                 if re.search(r"[;:]\s|\band\b", text[ss:pos]) else ss)
+    head = text[cs:pos]
+    m = _SUBJ_VERB.search(head)
+    if not m:
+        return None, None, None
+    verb = _low(m.group("verb"))
+    if not (lex.is_past(verb) or descriptive and verb.endswith("ing")) or verb in lex.auxiliaries - {"had", "did"}:
+        return None, None, None
+    subj = m.group("subj")
+    before = head[:m.start("subj") if subj else m.start("verb")].strip(" ,;:(")
+    if subj is None:
+        if before and not re.search(r"[.!?:;]$", before):
+            return None, None, None
+        return "", lex.lemma(verb), None
+    ls = _low(subj)
+    if ls in lex.plural_first_person or ls in ("you", "they", "it", "there", "this", "that"):
+        return None, None, None
+    if ls in lex.first_person or ls in ("he", "she") or (subj[0].isupper() and ls not in lex.determiners
+                                                          and ls not in lex.boundary_words):
+        return subj, lex.lemma(verb), cs + m.start("subj")
+    if ls in lex.time_words or ls in lex.boundary_words:
+        return "", lex.lemma(verb), None
+    return None, None, None
+
+
+_PLURAL_IRREGULAR = {"people", "children", "men", "women", "feet", "teeth", "mice", "geese", "fish", "sheep"}
+
+
+def _plural(w: str) -> bool:
+    lw = w.lower()
+    return lw in _PLURAL_IRREGULAR or (len(lw) > 2 and lw.endswith("s") and not lw.endswith(("ss", "us", "is")))
+
+
+def _count_noun(text: str, v: Value) -> tuple[str, int] | None:
+    """The counted noun after a bare number ("17 points", "28 open tickets", "4 episodes"): (words, end)."""
+    lex = active_lexicon()
+    m = re.match(r"[ \u00a0]+((?:[a-z][a-z-]*\s+){0,2}?)([A-Za-z][a-z-]*)(?![\w'])", text[v.end:])
+    if not m:
+        return None
+    noun = m.group(2)
+    mods = m.group(1).split()
+    if not _plural(noun) or noun.lower() in lex.calendar_nouns or parse_unit(noun) is not None:
+        return None
+    if any(w in lex.boundary_words or w in lex.determiners or w in lex.pronouns or w in lex.prepositions
+           for w in mods + [noun.lower()]):
+        return None
+    return " ".join(mods + [noun]), v.end + m.end()
+
+
+def _log_line(text: str, v: Value, values: list[Value]) -> bool:
+    """A line (after an optional "heading:") made only of "<number> <word(s)>" items: "25 scales, 40 minutes"."""
+    ls = text.rfind("\n", 0, v.start) + 1
+    le = text.find("\n", v.end)
+    line = text[ls:le if le >= 0 else len(text)]
+    body = line.split(":", 1)[1] if ":" in line and line.index(":") < v.start - ls else line
+    items = [x.strip() for x in re.split(r"[,;]|\band\b", body) if x.strip()]
+    if len(items) < 2:
+        return False
+    return all(re.match(r"[~≈]?\s?[$€£¥₹]?\d", x) and len(x.split()) <= 4 for x in items)
+
+
+def _value_found(attr_label: str, v: Value, *, label_raw: str, average: bool = False, dim_name: bool = False,
+                 verb: str | None = None) -> Found | None:
+    """A Found for `v` named by `attr_label` (None when the name normalizes to nothing)."""
+    lex = active_lexicon()
+    label, label_unit = split_label_unit(attr_label)
+    unit = v.unit
+    number = v.number
+    kind = v.kind
+    if v.clock and kind == "time":
+        lw = set(_label_words(label))
+        if label_unit is not None and label_unit.dimension == "duration" or lw & lex.duration_label_words:
+            # "Moving time: 45:10" is a duration (mm:ss when the label's unit says minutes, else h:mm)
+            a, b = (int(x) for x in v.raw.split(":")[:2])
+            minutes_first = (label_unit is not None and label_unit.factor == 1.0) or a >= 24
+            number = a + b / 60 if minutes_first else a * 60 + b
+            unit, kind = parse_unit("min"), "number"
+    if unit is None and label_unit is not None and kind == "number" and number is not None:
+        unit = label_unit
+        number = number * label_unit.factor
+    dim = unit.dimension if unit else None
+    name = normalize_attribute(label, value_kind=kind, dimension=dim)
+    if name is None:
+        return None
+    if name in lex.modifiers and unit is not None and kind == "number":
+        name = f"{name}_{_dim_name(unit.dimension)}"  # "average 141 mg/dL" -> average_concentration
+    if average and kind == "number" and not name.startswith(("average", "avg", "mean")):
+        name = "average_" + name
+    if kind == "time" and not name.endswith("time"):
+        name = name + "_time"
+    return Found(name, v.raw, v.start, v.end, kind, number if kind == "number" else None,
+                 unit.unit if unit and kind == "number" else None, label_raw,
+                 dim=(unit.dimension if dim_name and unit else None), verb=verb)
+
+
+def _unit_named(v: Value, lab: Label, text: str, structured: bool, descriptive: bool) -> list[Found]:
+    """A value with a unit and no label: named by the clause's verb and the unit's dimension."""
+    lex = active_lexicon()
+    unit = v.unit
+    if unit is None or unit.dimension in lex.weak_dimensions or unit.unit.lower() in ("x",):
+        return []
+    subj, verb, _ = record_subject(text, v.start, descriptive=descriptive)
+    verb = lab.verb or verb
+    if not structured and not descriptive and not _log_line(text, v, [v]):
+        # prose: a record clause (past tense, not a plan, not "we") or a list after a heading
+        ss = _sentence_start(text, v.start)
+        if _irrealis(text, v.start):
+            return []
+        head = text[ss:v.start]
+        we = bool(re.search(r"\b(?:we|we've|they|you)\b", head, re.I))
+        if we:
+            return []
+        tentative = not (verb or re.search(r":(?!\d)", head) or _sentence_has_unit_list(text, v))
+    else:
+        tentative = False
+    dname = _dim_name(unit.dimension)
+    name = f"{verb} {dname}" if verb and unit.dimension != "duration" else (f"{verb}" if verb else dname)
+    f = _value_found(name, v, label_raw="", average=lab.average, dim_name=True, verb=verb)
+    return [replace(f, tentative=tentative)] if f else []
+
+
+def _heading(text: str, v: Value, values: list[Value]) -> bool:
+    """The label before "<label>: v" heads a list of several unlabelled values of different dimensions
+    ("Ride log: 46.2 km, 115 minutes, avg heart rate 134") rather than naming `v` alone."""
+    m = re.search(r":\s*$", text[:v.start])
+    if not m:
+        return False
+    se = _sentence_end(text, v.end)
+    dims = set()
+    prev = m.end()
+    for w in sorted(values, key=lambda x: x.start):
+        if w.start < v.start or w.start >= se:
+            continue
+        gap = text[prev:w.start]
+        words = [x.lower() for x in re.findall(r"[A-Za-z]+", gap)]
+        if w.unit is not None and w.kind == "number" and all(x in active_lexicon().prepositions for x in words):
+            dims.add(w.unit.dimension)
+        prev = w.end
+    return len(dims) >= 2
+
+
+def _sentence_has_unit_list(text: str, v: Value) -> bool:
+    """The sentence is a list of measurements ("46.2 km, 115 minutes, avg heart rate 134")."""
+    ss, se = _sentence_start(text, v.start), _sentence_end(text, v.end)
+    return len(re.findall(r",", text[ss:se])) >= 1 and re.search(r":(?!\d)", text[max(0, ss - 1):se]) is not None
+
+
+def _from_value(text: str, v: Value, values: list[Value], structured: bool, descriptive: bool) -> list[Found]:
+    lex = active_lexicon()
+    if v.ident:
+        return []  # codes are text fields only when a label names them (_identifiers)
+    if v.ordinal or (v.kind == "number" and v.unit is None and not v.parts and _is_year(v)):
+        return []
+    if v.kind == "number" and re.match(r"\s*:(?!\d)", text[v.end:]) and not v.parts:
+        return []  # a heading number: "Round 3: ...", "Day 12:"
+    after = re.match(r"\s+([a-z]+)\s+than\b|\s+([a-z]+er)\b", text[v.end:], re.I)
+    if after and ((after.group(1) or after.group(2) or "").lower() in lex.comparatives):
+        return []  # "27 percent higher than last month": a change, not a reading
+    if not structured and not descriptive and v.kind == "number":
+        if _irrealis(text, v.start):
+            return []  # "My train leaves at 7:45 tomorrow, platform 3": a plan, not a record
+        if v.unit is None and not v.parts and re.search(r"\bat\s*$", text[:v.start], re.I):
+            return []  # "the retro is at 4": a time of day without its colon, not a quantity
+    lab = left_label(text, v, values, structured=structured)
+    if lab.text and _identifier_label(lab.text) and v.kind == "number" and v.unit is None:
+        return _as_identifier(lab.text, v)
+    if lab.text and v.unit is not None and _heading(text, v, values):
+        lab = Label("", False, lab.verb, lab.average)  # "Morning run: 6.5 km in 37 minutes, ...": a heading
+    if v.parts:
+        return _fraction(v, lab, structured)
+    unit = v.unit
+    label = lab.text
+    strong = lab.strong
+    if not label:
+        ofl = of_label(text, v)
+        if ofl and unit is not None:
+            label, strong = ofl, True  # "7 hours of sleep", "2 liters of water"
+    if not label and unit is None and v.kind == "number":
+        rl = right_label(text, v)  # "69% time in range"
+        if rl and (structured or _record_list(text, v, values)):
+            label, strong = rl, True
+    if not label and unit is not None and unit.dimension in lex.weak_dimensions and v.kind == "number":
+        rl = right_label(text, v)
+        if rl and (structured or _record_list(text, v, values)):
+            label, strong = rl, True
+    if label and not _label_ok(label, v):
+        label = ""
+    if v.clock and v.kind == "time" and not label and re.search(r"\b(?:in|for)\s*$", text[:v.start]):
+        # "ran 5.2 km in 28:45": a clock-style duration
+        subj, verb, _ = record_subject(text, v.start)
+        verb = lab.verb or verb
+        a, b = (int(x) for x in v.raw.split(":")[:2])
+        minutes = a + b / 60 if a >= 24 else a * 60 + b
+        dv = Value(v.start, v.end, v.raw, "number", minutes, parse_unit("min"))
+        if verb or structured:
+            f = _value_found(verb or "duration", dv, label_raw="", dim_name=True, verb=verb)
+            return [f] if f else []
+        return []
+    if v.kind in ("time", "date"):
+        return _time_or_date(text, v, label, strong, structured, lab)
+    if v.kind != "number":
+        return []
+    if label and normalize_attribute(label) is None:
+        label = ""
+    if label:
+        if v.bare_int and v.unit is None and not (strong or structured):
+            return []
+        f = _value_found(label, v, label_raw=label, average=lab.average)
+        if f is None:
+            return []
+        if not (strong or structured) and (unit is None or unit.dimension in lex.weak_dimensions
+                                           or unit.unit.lower() in lex.weak_units):
+            # "we saw 3 deer": only adjacency ties the number to the words before it, and no unit names it
+            return []
+        if not structured and not strong and _irrealis(text, v.start):
+            return []
+        return [f]
+    if unit is None:
+        return []
+    return _unit_named(v, lab, text, structured, descriptive)
+
+
+def _time_or_date(text: str, v: Value, label: str, strong: bool, structured: bool, lab: Label) -> list[Found]:
+    if v.kind == "date":
+        if label and (strong or structured):
+            f = _value_found(label, v, label_raw=label)
+            return [f] if f else []
+        if structured and not label:
+            f = _value_found("date", v, label_raw="")
+            return [f] if f else []
+        return []
+    if label and (strong or structured):
+        f = _value_found(label, v, label_raw=label)
+        return [f] if f else []
+    # prose: "I woke up at 6:45 am", "went to bed at 11pm": a past first-person clause says when
+    if structured or _irrealis(text, v.start) or not re.search(r"\bat\s*$", text[:v.start]):
+        return []
+    subj, verb, _ = record_subject(text, _clause_verb_end(text, v.start))
+    if subj is None or (subj and _low(subj) not in active_lexicon().first_person):
+        return []
+    name = label or lab.verb or verb
+    if not name:
+        return []
+    f = _value_found(name, v, label_raw=label)
+    return [f] if f else []
+
+
+def _clause_verb_end(text: str, pos: int) -> int:
+    """The position right after the first past verb of the clause before `pos` (so record_subject sees
+    "I woke" in "I woke up at 6:45")."""
+    lex = active_lexicon()
+    cs = _clause_start(text, pos)
+    for m in re.finditer(r"[A-Za-z']+", text[cs:pos]):
+        if _is_verb(m.group(0), lex):
+            return cs + m.end()
+    return pos
+
+
+def _as_identifier(label: str, v: Value) -> list[Found]:
+    name = normalize_attribute(label, value_kind="text") or "id"
+    return [Found(name, v.raw, v.start, v.end, "text", None, None, label)]
+
+
+def _identifiers(text: str, values: list[Value], used: set[int]) -> list[Found]:
+    """Codes after a label ("Order #48213907", "Invoice: INV-2024-0117", "Ref 55301982") as text fields."""
+    out = []
+    for v in values:
+        if not v.ident or v.start in used:
+            continue
+        ls = max(text.rfind("\n", 0, v.start), _clause_start(text, v.start) - 1 if "\n" not in text else -1) + 1
+        segs = [x for x in re.split(r"\s*\|\s*|\t+|\s{2,}", text[ls:v.start])]
+        while len(segs) > 1 and not segs[-1].strip():
+            segs.pop()
+        before = segs[-1].strip() if segs else ""
+        m = re.search(r"([A-Za-z][A-Za-z .#'-]{0,30}?)\s*[:=]?\s*$", before)
+        if not m or not re.search(r"[A-Za-z]", m.group(1)):
+            continue
+        words = [w for w in re.findall(r"[A-Za-z#]+\.?", m.group(1))][-3:]
+        label = " ".join(words)
+        name = normalize_attribute(label, value_kind="text")
+        if v.raw.startswith("#") and name and not name.endswith("number"):
+            name = f"{name}_number"
+        if name is None:
+            continue
+        used.add(v.start)
+        out.append(Found(name, v.raw, v.start, v.end, "text", None, None, label))
+    return out
+
+
+def _counts(text: str, values: list[Value], used: set[int], structured: bool, descriptive: bool) -> list[Found]:
+    """ "N <plural noun>" in a record clause or a log line: a count named after the noun, and who did it."""
+    lex = active_lexicon()
+    out: list[Found] = []
+    agents = 0
+    for v in values:
+        if v.start in used or v.kind != "number" or v.unit is not None or v.parts or v.ident or v.ordinal:
+            continue
+        if _is_year(v) or v.number is None or v.number < 0:
+            continue
+        cn = _count_noun(text, v)
+        if cn is None:
+            continue
+        noun, _ = cn
+        subj, verb, sstart = record_subject(text, v.start, descriptive=descriptive or structured)
+        log = _log_line(text, v, values)
+        if not (log or structured or descriptive):
+            if subj is None or _irrealis(text, v.start) or _in_question(text, v.start):
+                continue
+        elif subj is None and not log and not (structured or descriptive):
+            continue
+        name = normalize_attribute(noun, value_kind="number")
+        if name is None:
+            continue
+        used.add(v.start)
+        out.append(Found(name, v.raw, v.start, v.end, "number", v.number, None, noun))
+        if subj and verb and verb not in lex.light_verbs and sstart is not None and agents == 0:
+            agents += 1
+            out.append(Found(agent_noun(verb), subj, sstart, sstart + len(subj), "text", None, None, verb))
+    return out
+
+
+_OWNED = re.compile(r"(?:(?P<own>\b[A-Za-z]+(?:'s|’s)?)\s+)(?:(?P<det>a|an|the|another)\s+)?"
+                    r"(?P<mod>[a-z][a-z-]+)\s+(?P<num>\d{1,3})(?![\d:/%.,]\d|[\w%:/])"
+                    r"(?=\s*(?:[.,;!?)]|$)|\s+(?P<next>[a-z]+)\b)")
+
+
+def _owned_values(text: str, values: list[Value], used: set[int]) -> list[Found]:
+    """ "<owner> [det] <word> N" in a record clause: "my yellow 8 against Sam's yellow 1", "Sam put down a red 1
+    and I answered with a green 3", "I played a green 3, Sam played red 1". Each number is <owner>_value
+    (my / other), the word before it <owner>_value_qualifier, the other person `other`."""
+    lex = active_lexicon()
+    out: list[Found] = []
+    named_other = False
+    for m in _OWNED.finditer(text):
+        own, mod = m.group("own"), m.group("mod")
+        lmod = mod.lower()
+        if (lmod in lex.boundary_words or lmod in lex.determiners or lmod in lex.prepositions or lmod in lex.pronouns
+                or _is_verb(lmod, lex) or lmod in lex.time_words or parse_unit(lmod) is not None):
+            continue
+        n0 = m.start("num")
+        nxt = (m.group("next") or "").lower()
+        if nxt and nxt not in lex.boundary_words and nxt not in lex.prepositions:
+            continue  # "my 2 kids": the number counts the noun after it
+        if any(v.start == n0 and (v.unit is not None or v.kind != "number") for v in values) or n0 in used:
+            continue
+        if _irrealis(text, n0) or _in_question(text, n0):
+            continue
+        lown = _low(own)
+        owner: str | None = None
+        other_span = None
+        if lown in lex.possessives or lown.endswith(("'s", "’s")):
+            if lown == "my":
+                owner = "my"
+            elif lown.endswith(("'s", "’s")) and own[0].isupper():
+                owner, other_span = "other", (m.start("own"), m.start("own") + len(own) - 2)
+            else:
+                continue
+        else:
+            # the verb of the clause and its subject decide the owner ("I answered with a green 3")
+            cs = max(_clause_start(text, n0), max((x.end() for x in re.finditer(r"\band\b|;|,|:", text[:n0])), default=0))
+            seg = text[cs:n0]
+            if not any(_is_verb(w, lex) for w in re.findall(r"[A-Za-z']+", seg)):
+                continue
+            subj = re.match(r"\s*(I|[A-Z][a-z]+)\b", seg)
+            if not subj:
+                continue
+            if subj.group(1) == "I":
+                owner = "my"
+            elif subj.group(1).lower() not in lex.determiners and subj.group(1).lower() not in lex.boundary_words \
+                    and subj.group(1).lower() not in lex.pronouns:
+                owner, other_span = "other", (cs + subj.start(1), cs + subj.end(1))
+            else:
+                continue
+        out.append(Found(f"{owner}_value", m.group("num"), n0, m.end("num"), "number", float(m.group("num")), None,
+                         m.group(0)))
+        out.append(Found(f"{owner}_value_qualifier", mod, m.start("mod"), m.end("mod"), "text", None, None,
+                         m.group(0)))
+        used.add(n0)
+        if other_span and not named_other:
+            named_other = True
+            out.append(Found("other", text[other_span[0]:other_span[1]], other_span[0], other_span[1], "text",
+                             None, None, "other"))
+    return out
+
+
+def _fraction(v: Value, lab: Label, structured: bool) -> list[Found]:
+    """"La/Lb: x/y" -> two attributes; "Label: x/y" -> label and label_2, or x out of y when x <= y."""
+    a, b = v.parts
+    label = lab.text
+    if not label or (v.kind != "number" and "/" not in label):
+        return []
+    if "/" in label:
+        la, lb = label.rsplit(" ", 1)[-1].split("/", 1) if " " in label else label.split("/", 1)
+        prefix = label.rsplit(" ", 1)[0] + " " if " " in label else ""
+        fa = _value_found(prefix + la, a, label_raw=label)
+        fb = _value_found(prefix + lb, b, label_raw=label)
+        return [f for f in (fa, fb) if f]
+    if not (lab.strong or structured or v.unit is not None):
+        return []
+    if (a.number or 0) <= (b.number or 0) and a.unit is None:
+        # "Tasks done: 7/10": the numerator, out of the denominator
+        f = _value_found(label, Value(v.start, v.end, v.raw, "number", a.number, a.unit), label_raw=label)
+        if f is None:
+            return []
+        return [Found(f.attribute, f.raw, f.start, f.end, f.kind, a.number, f"/{b.raw}", label)]
+    fa = _value_found(label, a, label_raw=label)
+    if fa is None:
+        return []
+    fb = _value_found(label, b, label_raw=label)
+    if fb is not None:
+        fb = replace(fb, attribute=f"{fa.attribute}_2")
+    return [f for f in (fa, fb) if f]
+
+
+def _text_fields(text: str, structured: bool) -> list[Found]:
+    """"Label: value" lines/cells whose value is a short text ("Variety: Monstera", "Result: win")."""
+    lex = active_lexicon()
+    out = []
+    offset = 0
+    for line in text.split("\n"):
+        cells = [(m.group(0), offset + m.start()) for m in re.finditer(r"[^|\t]+", line)]
+        for cell, base in cells:
+            m = _TEXT_FIELD.match(cell)
+            if not m or re.search(r"\d", m.group("value")):
+                continue
+            val = m.group("value").strip().rstrip(".")
+            label = m.group("label").strip()
+            if len(label.split()) > 4 or len(val.split()) > 4 or not re.search(r"[A-Za-z]", val):
+                continue
+            if val.lower() in ("yes", "no") and not structured:
+                continue
+            lw = label.lower().split()
+            if not structured and (lw[0] in lex.pronouns or len(lw) > 3 or lw[-1] in lex.record_words):
+                continue
+            if not structured and any(_low(w) in lex.pronouns or _low(w) in lex.auxiliaries for w in val.split()):
+                continue  # "Note: I was tired" is a sentence, not a value
+            name = normalize_attribute(label, value_kind="text")
+            if name is None:
+                continue
+            s = base + m.start("value")
+            out.append(Found(name, cell[m.start("value"):m.start("value") + len(val)], s, s + len(val), "text", None,
+                             None, label))
+        offset += len(line) + 1
+    return out
+
+
+def _activity(text: str, dim_founds: list[Found]) -> Found | None:
+    """What was done, for values named by their dimension: a bare list item ("Quick log: run, 6.4 km"), the
+    noun after a value ("a 6.8 km run"), the clause's verb ("Rode 46.2 km") or the heading ("Bike ride:")."""
+    lex = active_lexicon()
+    first = min(f.start for f in dim_founds)
+    ss = _sentence_start(text, first)
+    se = _sentence_end(text, max(f.end for f in dim_founds))
+    seg = text[ss:se]
+
+    def ok(w: str) -> bool:
+        lw = _low(w)
+        return (len(lw) > 2 and lw not in lex.boundary_words and lw not in lex.stop_words and lw not in lex.pronouns
+                and lw not in lex.time_words and lw not in lex.record_words and lw not in lex.modifiers
+                and lw not in lex.light_verbs and parse_unit(lw) is None and lw not in lex.determiners)
+
+    # 1. a bare one-word item of a list after a colon
+    if ":" in seg:
+        for m in re.finditer(r"(?:(?<=:)|(?<=,))\s*([A-Za-z]+)\s*(?=,)", seg):
+            if ok(m.group(1)):
+                return Found("activity", m.group(1), ss + m.start(1), ss + m.end(1), "text", None, None, "activity")
+    # 2. the noun right after a value: "a 6.8 km run", "a 10.5 kilometre run along the river"
+    for f in dim_founds:
+        m = re.match(r"\s+([a-z]+)\b(?=\s*(?:[.,;!)]|$|\s(?:along|in|on|at|with|through|around|to|from|today)\b))",
+                     text[f.end:])
+        if m and ok(m.group(1)) and not _is_verb(m.group(1), lex) and not _plural(m.group(1)):
+            s = f.end + m.start(1)
+            return Found("activity", m.group(1), s, s + len(m.group(1)), "text", None, None, "activity")
+    # 3. the clause's own verb ("Ran", "Rode", "I swam")
+    for m in re.finditer(r"[A-Za-z']+", text[ss:first]):
+        w = m.group(0)
+        if _is_verb(w, lex) and _low(w) not in lex.light_verbs:
+            return Found("activity", w, ss + m.start(), ss + m.end(), "text", None, None, "activity")
+    # 4. the heading's last content word ("Morning run:", "Bike ride today:", "Ride log:")
+    colon = seg.find(":")
+    if 0 <= colon < first - ss:
+        for m in reversed(list(re.finditer(r"[A-Za-z']+", seg[:colon]))):
+            if ok(m.group(0)) and "'" not in m.group(0):
+                return Found("activity", m.group(0), ss + m.start(), ss + m.end(), "text", None, None, "activity")
+    return None
 
 
 def extract_text(text: str, *, structured: bool, speaker: str | None = None,
-                 assistant: bool = False) -> list[Found]:
+                 assistant: bool = False, descriptive: bool = False) -> list[Found]:
     """All attribute-value pairs in one text.
 
-    `structured` for OCR (layout pairing, unitless values). `assistant` for
-    the assistant's turns: they restate, convert and advise ("350°F is about
-    175°C"), so only values tied to a label by structure count there.
-    Values inside questions ("Is 145 bpm too high?") are never records.
+    `structured` for OCR (layout pairing, unitless values). `descriptive` for
+    captions (they describe what an image shows: no tense needed).
+    `assistant` for the assistant's turns: they restate, convert and advise
+    ("350°F is about 175°C"), so only values tied to a label by structure count
+    there. Values inside questions ("Is 145 bpm too high?") are never records.
     """
     values = [v for v in scan_values(text) if structured or not _in_question(text, v.start)]
     found: list[Found] = []
     used: set[int] = set()  # value starts already turned into observations
-    exercise = _EXERCISE_RE.search(text)
-    # a distance and a duration in one text describe one workout even when no exercise word names it
-    dims = {v.unit.dimension for v in values if v.unit is not None}
-    workout = exercise is not None or {"distance", "duration"} <= dims or "pace" in dims
     if structured:
         found.extend(_layout_pairs(text, values, used))
-    found.extend(_colored_items(text, values, used))
+    found.extend(_identifiers(text, values, used))
+    if not assistant:
+        found.extend(_owned_values(text, values, used))
+        found.extend(_counts(text, values, used, structured, descriptive))
     for v in values:
         if v.start in used:
             continue
-        got = _from_value(text, v, values, structured, workout)
-        if assistant and got and not left_label(text, v, values, structured=False).strong:
+        got = _from_value(text, v, values, structured, descriptive)
+        if assistant and got and not left_label(text, v, values, structured=False, lists=False).strong:
             continue
         found.extend(got)
-    if exercise and any(f.attribute in ("distance", "duration") for f in found):
-        # the activity the distance/duration belongs to, as written ("Ran", "bike")
-        found.append(Found("activity", exercise.group(0), exercise.start(), exercise.end(), "text", None, None,
-                           "activity"))
+    found = _name_by_shape(text, found)
     found.extend(_text_fields(text, structured))
-    found.extend(_winners(text, speaker))
     # one observation per span and attribute
     seen: set[tuple[str, int]] = set()
     out = []
@@ -589,263 +1110,21 @@ def extract_text(text: str, *, structured: bool, speaker: str | None = None,
     return out
 
 
-_MODIFIERS = {"average", "max", "min", "mean", "peak", "lowest", "highest", "daily", "total", "resting",
-              "fasting", "current", "morning", "evening", "night", "weekly", "active"}
-# quantities whose unit is never in doubt: a unitless number under such a label gets it
-_IMPLIED_UNIT = {"heart_rate": "bpm", "steps": "steps", "calories": "kcal"}
-
-
-def _value_found(attr_label: str, v: Value, *, label_raw: str, verb: str | None = None,
-                 average: bool = False) -> Found | None:
-    """A Found for `v` named by `attr_label` (None when the name normalizes to nothing)."""
-    label, label_unit = split_label_unit(attr_label)
-    unit = v.unit
-    number = v.number
-    kind = v.kind
-    if v.clock and kind == "time":
-        lw = set(re.findall(r"[a-z]+", label.lower()))
-        if label_unit is not None and label_unit.dimension == "duration" or lw & _DURATION_LABEL_WORDS:
-            # "Moving time: 45:10" is a duration (mm:ss when the label's unit says minutes, else h:mm)
-            a, b = (int(x) for x in v.raw.split(":")[:2])
-            minutes_first = (label_unit is not None and label_unit.factor == 1.0) or a >= 24 or bool(
-                lw & {"pace", "split", "lap"})
-            number = a + b / 60 if minutes_first else a * 60 + b
-            unit, kind = parse_unit("min/km" if "pace" in lw else "min"), "number"
-    if unit is None and label_unit is not None and kind == "number" and number is not None:
-        unit = label_unit
-        number = number * label_unit.factor
-    if unit is None and kind == "number":
-        named = parse_unit(label.strip().lower())
-        if named is not None and named.unit in UNIT_DEFAULT_ATTRIBUTE and named.dimension in ("count", "energy"):
-            unit = named  # "Steps: 10,432", "Calories 520": the label is the unit
-    dim = unit.dimension if unit else None
-    name = normalize_attribute(label, value_kind=kind, dimension=dim)
-    if name is None:
-        return None
-    if name in _MODIFIERS and unit is not None and unit.unit in UNIT_DEFAULT_ATTRIBUTE:
-        # "average 141 mg/dL": the modifier names which glucose; the unit names the quantity
-        name = normalize_attribute(f"{name} {UNIT_DEFAULT_ATTRIBUTE[unit.unit]}", value_kind=kind, dimension=dim) or name
-    if average and kind == "number" and not name.startswith("average"):
-        name = "average_" + name
-    if unit is None and kind == "number":
-        for suffix, u in _IMPLIED_UNIT.items():
-            if name.endswith(suffix):
-                unit = parse_unit(u)
-    if kind == "time" and not name.endswith("time") and name not in ("bedtime",):
-        name = name + "_time"
-    return Found(name, v.raw, v.start, v.end, kind, number if kind == "number" else None,
-                 unit.unit if unit and kind == "number" else None, label_raw)
-
-
-def _exercise_name(label: str, unit: UnitInfo | None, verb: str | None, exercise) -> str | None:
-    """ "distance"/"duration" when the value is a distance or duration of an exercise, else None."""
-    if unit is None or unit.dimension not in ("distance", "duration"):
-        return None
-    words = set(re.findall(r"[a-z]+", label.lower()))
-    # the sentence's own verb decides ("Slept 6h 57m" in a text about a run is still sleep)
-    if words & set(EXERCISE) or (not label and (verb in EXERCISE.values() or (exercise and verb is None))):
-        return unit.dimension
-    return None
-
-
-def _from_value(text: str, v: Value, values: list[Value], structured: bool, exercise=None) -> list[Found]:
-    if v.ordinal or (v.kind == "number" and v.unit is None and not v.parts and _is_year(v)):
-        return []
-    lab = left_label(text, v, values, structured=structured)
-    if v.parts:
-        return _fraction(v, lab, structured)
-    unit = v.unit
-    label = lab.text
-    strong = lab.strong
-    if not label:
-        ofl = of_label(text, v)
-        if ofl and (unit is not None or v.kind == "number"):
-            # "7 hours of sleep", "a total of 8,000 steps" is handled by the unit below
-            label, strong = ofl, unit is not None
-            if unit is None:
-                return []  # "3 of them"
-    if not label and (unit is None or unit.unit not in STRONG_UNITS) and v.kind == "number":
-        rl = right_label(text, v)  # "69% time in range"
-        if rl:
-            label, strong = rl, True
-    if label and not _label_ok(label, v):
-        label = ""
-    if v.clock and v.kind == "time" and not label and (lab.verb or exercise) and \
-            re.search(r"\b(?:in|for)\s*$", text[:v.start]):
-        # "ran 5.2 km in 28:45": a clock-style duration of the clause's activity
-        a, b = (int(x) for x in v.raw.split(":")[:2])
-        minutes = a + b / 60 if a >= 24 else a * 60 + b
-        dv = Value(v.start, v.end, v.raw, "number", minutes, parse_unit("min"))
-        name = "duration" if (lab.verb in EXERCISE.values() or exercise) else f"{lab.verb} duration"
-        f = _value_found(name, dv, label_raw="")
-        return [f] if f else []
-    if v.kind in ("time", "date"):
-        if not label or not (strong or structured or v.kind == "date" or _time_label(label) or (
-                v.clock and set(re.findall(r"[a-z]+", label.lower())) & _DURATION_LABEL_WORDS)):
-            if v.kind == "date" and structured and not label:
-                f = _value_found("date", v, label_raw="")
-                return [f] if f else []
-            return []
-        f = _value_found(label, v, label_raw=label)
-        return [f] if f else []
-    # numbers
-    if label and normalize_attribute(label) is None:
-        label = ""  # "a total of 8,000 steps": nothing left of the label; the unit names it
-    after = re.match(r"\s+([a-z]+)", text[v.end:], re.I)
-    if after and after.group(1).lower() in EXERCISE and not lab.strong:
-        label = ""  # "a 7.5 km run": the exercise after the value names it, not the words before
-    ex_name = _exercise_name(label, unit, lab.verb, exercise)
-    if ex_name and (not label or set(re.findall(r"[a-z]+", label.lower())) & set(EXERCISE)):
-        f = _value_found(ex_name, v, label_raw=label)
-        return [f] if f else []
-    if label:
-        f = _value_found(label, v, label_raw=label, average=lab.average)
-        if f is None:
-            return []
-        if not (strong or structured) and (f.unit is None or f.unit not in STRONG_UNITS):
-            # "we saw 3 deer", "the recipe needs 6 cups": only adjacency ties the number to the words
-            # before it, and no unit names a measured quantity
-            return []
-        return [f]
-    if unit is None:
-        return []
-    if lab.verb and unit.dimension in ("duration", "distance", "currency", "energy", "mass"):
-        base = {"duration": "duration", "distance": "distance", "currency": "", "energy": "calories", "mass": ""}[unit.dimension]
-        name_src = f"{lab.verb} {base}".strip() if unit.dimension != "energy" else (
-            "calories burned" if lab.verb == "burned" else "calories intake" if lab.verb == "intake" else "calories")
-        if lab.verb == "weight" and unit.dimension == "mass":
-            name_src = "weight"
-        f = _value_found(name_src, v, label_raw="")
-        return [f] if f else []
-    if lab.verb and unit.dimension == "count" and unit.unit not in STRONG_UNITS:
-        # "I read 40 pages" -> pages (reading is a stop word), "did 3 sets" has no verb here
-        f = _value_found(f"{lab.verb} {unit.unit}", v, label_raw="")
-        return [f] if f else []
-    if unit.unit in STRONG_UNITS and unit.unit in UNIT_DEFAULT_ATTRIBUTE:
-        if unit.dimension in ("duration",) and not structured:
-            return []  # "for 20 minutes" with no activity named is not a record
-        f = _value_found(UNIT_DEFAULT_ATTRIBUTE[unit.unit], v, label_raw="", average=lab.average)
-        return [f] if f else []
-    return []
-
-
-_ITEM_NOUNS = "card|ball|tile|piece|chip|token|die|domino|cube|marble|block"
-_ITEM = re.compile(
-    rf"(?:(?P<own>\bmy|\b[A-Z][a-z]+(?:'s|’s))\s+)?(?:\b(?:a|an|the|another)\s+)?\b(?P<color>{_COLORS})\s+"
-    rf"(?P<num>\d{{1,2}})(?![\d:/%]|[.,]\d)(?:\s+(?P<noun>{_ITEM_NOUNS})s?\b)?", re.I)
-_NOT_NAMES = {"round", "game", "then", "and", "the", "today", "tonight", "my", "a", "an", "it", "this", "that",
-              "first", "next", "last", "finally", "also", "so", "but", "he", "she", "they", "we", "you"}
-
-
-def _colored_items(text: str, values: list[Value], used: set[int]) -> list[Found]:
-    """Coloured numbered items ("Sam put down a red 1 and I answered with a green 3"): colour and number
-    per owner; the owner is "my" (the speaker) or another person, who is recorded as "opponent"."""
-    out: list[Found] = []
-    named_other = False
-    for m in _ITEM.finditer(text):
-        own = m.group("own")
-        owner: str | None = None
-        owner_span = None
-        if own:
-            owner = "me" if own.lower() == "my" else own[:-2]
-            owner_span = (m.start("own"), m.start("own") + len(owner)) if owner != "me" else None
-        else:
-            cs = _clause_start(text, m.start())
-            ss = max(cs, max((x.end() for x in re.finditer(r"\band\b|;|,", text[:m.start()])), default=0))
-            for w in re.finditer(r"\b(I|[A-Z][a-z]+)\b", text[ss:m.start()]):
-                if w.group(1) == "I":
-                    owner, owner_span = "me", None
-                elif w.group(1).lower() not in _NOT_NAMES and w.group(1).lower() not in _COLORS.split("|"):
-                    owner, owner_span = w.group(1), (ss + w.start(1), ss + w.end(1))
-        noun = (m.group("noun") or "").lower()
-        prefix = "my" if owner == "me" else "opponent" if owner else ""
-        base = "_".join(x for x in (prefix, noun) if x)
-        cname = f"{base}_color" if base else "color"
-        vname = f"{base}_value" if base else "number"
-        out.append(Found(cname, m.group("color"), m.start("color"), m.end("color"), "text", None, None, m.group(0)))
-        out.append(Found(vname, m.group("num"), m.start("num"), m.end("num"), "number", float(m.group("num")), None,
-                         m.group(0)))
-        for v in values:
-            if m.start("num") <= v.start < m.end("num") + 1:
-                used.add(v.start)
-        if owner_span and not named_other:
-            named_other = True
-            out.append(Found("opponent", text[owner_span[0]:owner_span[1]], owner_span[0], owner_span[1], "text",
-                             None, None, "opponent"))
-    return out
-
-
-def _time_label(label: str) -> bool:
-    return bool(set(re.findall(r"[a-z]+", label.lower())) & _TIME_LABEL_WORDS)
-
-
-_BP = {"blood_pressure", "bp"}
-
-
-def _fraction(v: Value, lab: Label, structured: bool) -> list[Found]:
-    """"Label_a/Label_b: x/y" -> two attributes; "blood pressure 128/84" -> systolic/diastolic."""
-    a, b = v.parts
-    label = lab.text
-    if not label or (v.kind != "number" and "/" not in label):
-        return []
-    if "/" in label:
-        la, lb = label.rsplit(" ", 1)[-1].split("/", 1) if " " in label else label.split("/", 1)
-        prefix = label.rsplit(" ", 1)[0] + " " if " " in label else ""
-        fa = _value_found(prefix + la, a, label_raw=label)
-        fb = _value_found(prefix + lb, b, label_raw=label)
-        return [f for f in (fa, fb) if f]
-    name = normalize_attribute(label)
-    if name in _BP or (name or "").endswith("blood_pressure"):
-        unit = a.unit or parse_unit("mmHg")
-        a2 = Value(a.start, a.end, a.raw, "number", a.number, unit)
-        b2 = Value(b.start, b.end, b.raw, "number", b.number, unit)
-        return [f for f in (_value_found(f"{label} systolic", a2, label_raw=label),
-                            _value_found(f"{label} diastolic", b2, label_raw=label)) if f]
-    if not (lab.strong or structured):
-        return []
-    # "Tasks done: 7/10": the numerator, out of the denominator
-    f = _value_found(label, Value(v.start, v.end, v.raw, "number", a.number, a.unit), label_raw=label)
-    if f is None:
-        return []
-    return [Found(f.attribute, f.raw, f.start, f.end, f.kind, a.number, a.unit.unit if a.unit else f"/{b.raw}", label)]
-
-
-def _text_fields(text: str, structured: bool) -> list[Found]:
-    """"Label: value" lines/cells whose value is a short text ("Mood: calm", "Winner: Sam")."""
+def _name_by_shape(text: str, found: list[Found]) -> list[Found]:
+    """Values named only by their unit: when one text holds several of different dimensions ("8.2 km in 45
+    minutes") each is named by its dimension and what was done is a text field `activity`; a single one
+    keeps its verb ("slept 7h" -> sleep_duration)."""
+    dims = [f for f in found if f.dim is not None]
+    if len({f.dim for f in dims}) < 2:
+        return [f for f in found if not f.tentative]
     out = []
-    offset = 0
-    for line in text.split("\n"):
-        cells = [(m.group(0), offset + m.start()) for m in re.finditer(r"[^|\t]+", line)]
-        for cell, base in cells:
-            m = _TEXT_FIELD.match(cell)
-            if not m or re.search(r"\d", m.group("value")):
-                continue
-            val = m.group("value").strip()
-            label = m.group("label").strip()
-            if len(label.split()) > 4 or len(val.split()) > 4 or not re.search(r"[A-Za-z]", val):
-                continue
-            if val.lower() in ("yes", "no") and not structured:
-                continue
-            if not structured and (label.lower().split()[0] in _PRONOUNS or len(label.split()) > 3):
-                continue
-            name = normalize_attribute(label, value_kind="text")
-            if name is None or name in NON_QUANTITY:
-                continue
-            s = base + m.start("value")
-            out.append(Found(name, cell[m.start("value"):m.start("value") + len(val)], s, s + len(val), "text", None, None, label))
-        offset += len(line) + 1
-    return out
-
-
-def _winners(text: str, speaker: str | None) -> list[Found]:
-    out = []
-    for m in _WIN.finditer(text):
-        g = "who" if m.group("who") else "who2"
-        who = m.group(g)
-        # "we won" does not say who; "I won" names the speaker (kept as written, the span must match)
-        if who.lower() == "we" or (who.lower() in ("i", "me") and not speaker):
-            continue
-        out.append(Found("winner", who, m.start(g), m.end(g), "text", None, None, "won"))
+    for f in found:
+        if f.dim is not None:
+            f = replace(f, attribute=normalize_attribute(_dim_name(f.dim), dimension=f.dim) or f.attribute)
+        out.append(f)
+    act = _activity(text, dims)
+    if act is not None:
+        out.append(act)
     return out
 
 
@@ -886,7 +1165,7 @@ def _cells(text: str, values: list[Value]) -> list[list[_Cell]]:
             for v in sorted(vs, key=lambda v: -v.start):
                 rest = rest[: v.start - s] + rest[v.end - s:]
             rest_words = re.findall(r"[A-Za-z]{2,}", rest)
-            is_value = len(vs) == 1 and not rest_words and not vs[0].ordinal
+            is_value = len(vs) == 1 and not rest_words and not vs[0].ordinal and not re.search(r"\w[:=]\s*$", rest)
             is_label = not vs and bool(re.search(r"[A-Za-z]{2,}", seg)) and not re.search(r"\d", seg) \
                 and len(seg.split()) <= 6
             row.append(_Cell(seg, s, vs, is_label, is_value))
@@ -902,12 +1181,14 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
 
     def pair(label_cell: _Cell, value_cell: _Cell) -> None:
         v = value_cell.values[0]
-        if v.start in used or v.ordinal or _is_year(v) and v.kind == "number":
+        if v.start in used or v.ordinal or (_is_year(v) and v.kind == "number" and not _identifier_label(label_cell.text)):
             return
         lab = label_cell.text.strip(" :")
         if not _label_ok(lab, v):
             return
-        if v.parts:
+        if (v.ident or _identifier_label(lab)) and not v.parts and v.unit is None:
+            fs = _as_identifier(lab, v)
+        elif v.parts:
             fs = _fraction(v, Label(lab, True), True)
         else:
             f = _value_found(lab, v, label_raw=lab)

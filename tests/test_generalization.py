@@ -239,3 +239,41 @@ def test_small_slice_end_to_end_with_the_real_engine(tmp_path, capsys):
     # floors only where the engine already is (the team raises them as the extractor and alignment improve)
     assert pooled["values_in_table"] >= 0.10, out
     assert pooled["tables"] >= 2, out
+
+
+# ------------------------------------------------------------------ questions
+
+def test_questions_cover_the_demo_types_with_gold_from_the_truth():
+    from core.evaluation.scoring import ANSWER_KINDS
+
+    doc, truth, _ = make(8)
+    qs = doc["human-annotated QAs"]
+    assert 90 <= len(qs) <= 120
+    types = {q["query_type"] for q in qs}
+    assert types == {"average", "sum", "count", "max", "min", "argmax", "argmin", "latest", "first", "date_range",
+                     "filtered", "trend", "progressive", "single_fact", "visual", "refusal"}
+    assert len({q["question"] for q in qs}) == len(qs)
+    rounds = set(truth["rounds"])
+    by_round = {}
+    for o in truth["observations"]:
+        by_round.setdefault((o["stream"], o["quantity"]), []).append(o)
+    for q in qs:
+        assert q["answer_kind"] in ANSWER_KINDS
+        assert set(q["clue"]) <= rounds
+        spec = q["meta"]["spec"]
+        if q["answer_kind"] == "number":
+            assert q["tolerance"] >= 0
+        if q["query_type"] == "average":
+            xs = [o["value"] for o in by_round[(spec["stream"], spec["quantity"])]]
+            assert float(q["answer"].split()[0].rstrip("%")) == pytest.approx(sum(xs) / len(xs), abs=0.006)
+        if q["query_type"] == "count" and not spec["where"]:
+            assert int(q["answer"]) == len(truth["streams"][spec["stream"]])
+        if q["query_type"] == "refusal":
+            assert q["answer"] == "Not mentioned" and not q["clue"]
+            text = json.dumps(doc["multi_session_dialogues"]).lower()
+            assert spec["topic"].lower() not in text
+    # paraphrases: each frequent type is asked in more than one wording
+    openers = {}
+    for q in qs:
+        openers.setdefault(q["query_type"], set()).add(" ".join(q["question"].split()[:2]))
+    assert all(len(openers[t]) >= 2 for t in ("average", "sum", "count", "max", "min", "date_range"))

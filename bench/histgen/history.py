@@ -65,6 +65,18 @@ GENERIC_ONEOFFS = [
     ("Paid {v} for concert tickets.", "ticket price", "USD", 40, 120),
     ("My haircut cost {v} today.", "haircut price", "USD", 20, 60),
 ]
+EVENTS = [  # one-time happenings with no number (anchors of "on the day I ..." questions)
+    ("Got my new glasses today!", "got my new glasses"),
+    ("Went to my cousin's wedding today, lovely day.", "went to my cousin's wedding"),
+    ("I passed my driving theory test!", "passed my driving theory test"),
+    ("We adopted a kitten today.", "adopted a kitten"),
+    ("Had my first pottery class this evening.", "had my first pottery class"),
+    ("The new sofa was finally delivered.", "got the new sofa delivered"),
+    ("Saw the northern lights tonight!", "saw the northern lights"),
+    ("Ran into an old school friend downtown.", "ran into an old school friend"),
+    ("Signed up for a choir today.", "signed up for a choir"),
+    ("Our street had a power cut all afternoon.", "had the power cut"),
+]
 MONTHS = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
 
 
@@ -369,6 +381,20 @@ class Generator:
         items += [("talk", None)] * n_talk
         rng.shuffle(items)
         items = items[: self.R] if len(items) > self.R else items
+        # most one-offs and photos sit next to a record, so "on the day I ..." questions have an anchor
+        recs = [j for j, it in enumerate(items) if it[0] == "record"]
+        for i, it in enumerate(list(items)):
+            if it[0] in ("oneoff", "photo") and recs and rng.random() < 0.7:
+                j = rng.choice(recs) + 1
+                if j < len(items) and items[j][0] == "talk":
+                    items[i], items[j] = items[j], items[i]
+        events = rng.sample(EVENTS, min(len(EVENTS), max(2, round(self.R / 60))))
+        for ev in events:
+            for _ in range(20):
+                j = rng.choice(recs) + 1 if recs else rng.randrange(len(items))
+                if j < len(items) and items[j][0] == "talk" and items[j][1] is None:
+                    items[j] = ("talk", ev)
+                    break
 
         # sessions
         S = min(self.n_sessions, len(items))
@@ -440,6 +466,10 @@ class Generator:
                     d["user"] = tmpl.format(v=shown)
                     d["assistant"] = rng.choice(REPLIES)
                     meta.update({"label": label, "value": v, "unit": unit})
+                elif payload is not None:  # a one-time event (talk without a number)
+                    d["user"] = payload[0]
+                    d["assistant"] = rng.choice(CHAT_REPLIES)
+                    meta["event"] = payload[1]
                 else:
                     d["user"], ident = self._talk(day)
                     if ident:

@@ -35,7 +35,7 @@ def font(size: int, mono: bool = False, bold: bool = False) -> ImageFont.ImageFo
 
 def png_bytes(img: Image.Image) -> bytes:
     buf = io.BytesIO()
-    img.save(buf, format="PNG", optimize=True)  # Pillow writes no tIME chunk unless asked
+    img.save(buf, format="PNG", compress_level=6)  # Pillow writes no tIME chunk unless asked
     return buf.getvalue()
 
 

@@ -185,10 +185,13 @@ class AttributeProfile:
     unit: str | None
     other_units: tuple[str, ...]
     samples: tuple[str, ...]
+    identifier: bool = False  # values that name things (receipt, order numbers), not quantities
 
     def allows(self, dtype: str) -> bool:
         if dtype == "VARCHAR":
             return True
+        if self.identifier and dtype == "DOUBLE":
+            return False
         share = {"DOUBLE": self.numeric, "DATE": self.dates, "TIMESTAMP": self.timestamps}.get(dtype)
         return share is not None and self.n > 0 and share >= TYPE_SHARE
 
@@ -200,6 +203,9 @@ class AttributeProfile:
         return "VARCHAR"
 
 
+_IDENT_VALUE = re.compile(r"#\d{4,}|\d{6,}")
+
+
 def profile(attribute: str, values: Sequence[tuple[str | None, float | None, str | None]]) -> AttributeProfile:
     """Profile (raw_value, number, unit) observations of one attribute."""
     vals = [v for v in values if (v[0] is not None and v[0].strip()) or v[1] is not None]
@@ -208,12 +214,18 @@ def profile(attribute: str, values: Sequence[tuple[str | None, float | None, str
     units = Counter(v[2] for v in num if v[2])
     ranked = [u for u, _ in sorted(units.items(), key=lambda kv: (-kv[1], kv[0]))]
     samples = tuple(dict.fromkeys(str(v[0] if v[0] is not None else v[1]) for v in vals))[:5]
+    # an identifier: at least 3 values, every one a bare integer of 6+ digits (or "#" and 4+; no unit,
+    # no thousands separator, no decimals), and no two equal: numbers that never repeat name receipts
+    # and orders, and an average of them means nothing (a 5-digit count such as steps stays a measure)
+    idents = [v for v in vals if not v[2] and v[0] is not None and _IDENT_VALUE.fullmatch(v[0].strip())]
+    identifier = n >= 3 and len(idents) == n and len({v[0].strip().lstrip("#") for v in idents}) == n
     return AttributeProfile(
         attribute=attribute, n=n,
         numeric=len(num) / n if n else 0.0,
         dates=sum(as_date(v[0]) is not None for v in vals) / n if n else 0.0,
         timestamps=sum(as_timestamp(v[0]) is not None for v in vals) / n if n else 0.0,
         unit=ranked[0] if ranked else None, other_units=tuple(ranked[1:]), samples=samples,
+        identifier=identifier,
     )
 
 

@@ -408,3 +408,23 @@ def test_table_named_by_its_one_text_field():
     assert name_from_words(attrs, RoundWords((("office", 1.0, 3.0),), ()), ["variety"]) == "variety_log"
     # two text fields: neither alone names the rows
     assert name_from_words(attrs, None, ["variety", "leaves"]) == rule_table_name(attrs)
+
+
+def test_numbers_that_never_repeat_are_identifiers_not_measures(store):
+    con = store.con
+    for i in range(1, 6):
+        add_round(con, i, [("order_number", f"{48213900 + 7 * i}", 48213900.0 + 7 * i, None),
+                           ("total", f"{20 + i}.50", 20.5 + i, "$")])
+    t = Materializer(con).apply(1, ("order_number", "total"), 5).schema
+    types = {c.name: c.dtype for c in t.columns}
+    assert types == {"order_number": "VARCHAR", "total": "DOUBLE"}
+    assert con.execute(f'SELECT order_number FROM "{t.table_name}" ORDER BY round_order').fetchone()[0] == "48213907"
+    # counts written without a unit stay measures: values that repeat, or of five digits
+    from core.materialize import profile
+
+    assert profile("steps", [("104320", 104320.0, None), ("104320", 104320.0, None), ("120000", 120000.0, None)]).dtype \
+        == "DOUBLE"
+    assert profile("steps", [("10432", 10432.0, None), ("11873", 11873.0, None), ("12000", 12000.0, None)]).dtype \
+        == "DOUBLE"
+    assert profile("ref", [("#4821", 4821.0, None), ("#5530", 5530.0, None), ("#6004", 6004.0, None)]).dtype \
+        == "VARCHAR"

@@ -84,8 +84,7 @@ CALENDAR_NOUNS = _ws("day days week weeks month months year years decade decades
 COMPARATIVES = _ws("higher lower more less fewer better worse bigger smaller larger longer shorter faster "
                    "slower up down above below greater")
 # modifiers that say which statistic a label means ("average 141 mg/dL")
-MODIFIERS = _ws("average avg mean max min maximum minimum peak lowest highest daily total weekly current "
-                "median")
+MODIFIERS = _ws("average avg mean max min maximum minimum peak lowest highest median")
 # words about records themselves: a heading "Plant log:", "Daily summary" names no quantity
 RECORD_WORDS = _ws("log logs entry entries record records summary report update notes note overview")
 # identifier words: the number after them is a code, not a measure ("Order No. 4821", "Ref 5530", "ID 77")
@@ -298,7 +297,8 @@ def lemma(word: str, irregular: Mapping[str, str] = IRREGULAR_VERBS) -> str:
             if (_vowel_groups(stem) == 1 and len(stem) >= 2 and stem[-1] not in "aeiouwxy"
                     and stem[-2] in "aeiou" and (len(stem) < 3 or stem[-3] not in "aeiou")):
                 return stem + "e"  # biked -> bike, hiked -> hike, baking -> bake
-            if suf == "ed" and stem.endswith(("at", "iz", "ur", "v", "ag", "uc")) and not stem.endswith("ee"):
+            if suf == "ed" and stem.endswith(("at", "iz", "is", "ur", "v", "ag", "uc", "rg", "dg")) \
+                    and not stem.endswith("ee"):
                 return stem + "e"  # created -> create, realized -> realize, moved -> move
             return stem
     return w

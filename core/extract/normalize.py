@@ -109,7 +109,9 @@ _SNAKE_SPLIT = re.compile(r"[^a-z0-9%_]+")
 def _strong_tail(word: str) -> UnitInfo | None:
     """A unit spelling that may end a label ("Weight kg", "Temp °C"): not a letter or a common word."""
     lex = active_lexicon()
-    if word in lex.weak_units or word.lower() in lex.stop_words or len(word) < 2 and word not in "%°$€£¥₹":
+    if not word.isalnum() and parse_unit(word) is not None:
+        return parse_unit(word)  # "%", "°C", "$"
+    if word in lex.weak_units or word.lower() in lex.stop_words or len(word) < 2:
         return None
     if word.lower() in ("hr", "cal", "min", "max", "no", "st"):
         return None  # "Resting HR", "min"/"max" are label words before they are units

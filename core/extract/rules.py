@@ -371,12 +371,15 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
             break
         if _is_verb(lw, lex) and not (structured and w[:1].isupper()):
             break  # "I burned 450 kcal": the verb is not part of a label
+        if not structured and not strong and _proper_noun(text, w, tokens[i][1]):
+            break  # "The book Steps to Freedom costs 12 dollars": a title or a name is not a label
         words.append((w, tokens[i][1]))
         i -= 1
     if skipped_time and not (i < 0 and prev_end == cs):
         # "... along the river today: 115 minutes": skipped time words need a label that starts the clause
         return Label("", False, verb, average)
-    if i < 0 and words and prev_end == cs:
+    after_colon = i >= 0 and words and tokens[i][0] in (":", "=") and not structured
+    if (i < 0 and words and prev_end == cs) or after_colon:
         if structured:
             strong = True  # the label starts the line/cell: "Steps 10,432"
         else:
@@ -391,6 +394,14 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
     a = words[0][1]
     b = words[-1][1] + len(words[-1][0])
     return Label(text[a:b].rstrip("."), strong, verb, average)
+
+
+def _proper_noun(text: str, w: str, pos: int) -> bool:
+    """A Titlecase word inside a sentence (not its first word, not after a colon): a name or a title."""
+    if not (len(w) > 1 and w[0].isupper() and w[1:].replace("'", "").replace("’", "").islower()):
+        return False
+    before = text[:pos].rstrip()
+    return bool(before) and not re.search(r"[.!?:;(\n|\t]$", before) and before[-1] != "\u2022"
 
 
 def _record_list(text: str, value: Value, values: list[Value]) -> bool:
@@ -414,6 +425,8 @@ def _extend_label(tokens: list[tuple[str, int]], i: int, structured: bool):
         lw = _low(w)
         if not re.match(r"[A-Za-z]", w) or lw in lex.pronouns or lw in lex.boundary_words or _is_verb(lw, lex):
             break
+        if w[0].isupper() and w[1:].islower() and j > 0 and not structured:
+            return None  # "The book Steps to Freedom": a title
         ext.append(tokens[j])
         j -= 1
     if not ext:
@@ -572,7 +585,7 @@ def _irrealis(text: str, pos: int) -> bool:
     return bool(words & lex.irrealis_words) or bool(re.search(r"'ll\b", text[ss:se]))
 
 
-_SUBJ_VERB = re.compile(r"(?:^|(?<=[\s;:,.(]))(?P<subj>[A-Za-z][a-z']*)?\s*(?:(?:'ve|'d|have|has|had|just|also|then|finally)\s+)*"
+_SUBJ_VERB = re.compile(r"(?:^|(?<=[\s;:,.(]))(?:(?P<subj>[A-Za-z][a-z']*)\s+)?(?:(?:'ve|'d|have|has|had|just|also|then|finally)\s+)*"
                         r"(?P<verb>[A-Za-z]+)(?:\s+(?:up|down|out|in|back|off|with|on|at|for|a|an|the|another|over|from|to))*"
                         r"\s*,?\s*$")
 
@@ -599,6 +612,8 @@ def record_subject(text: str, pos: int, *, descriptive: bool = False) -> tuple[s
             return None, None, None
         return "", lex.lemma(verb), None
     ls = _low(subj)
+    if ls not in lex.first_person and before and not re.search(r"[.!?:;,]$", before):
+        return None, None, None  # "The book Steps to Freedom sold 300 copies": the subject is not a person
     if ls in lex.plural_first_person or ls in ("you", "they", "it", "there", "this", "that"):
         return None, None, None
     if ls in lex.first_person or ls in ("he", "she") or (subj[0].isupper() and ls not in lex.determiners
@@ -655,7 +670,9 @@ def _value_found(attr_label: str, v: Value, *, label_raw: str, average: bool = F
     kind = v.kind
     if v.clock and kind == "time":
         lw = set(_label_words(label))
-        if label_unit is not None and label_unit.dimension == "duration" or lw & lex.duration_label_words:
+        first = int(v.raw.split(":")[0]) if re.match(r"\d+:\d", v.raw) else 0
+        if label_unit is not None and label_unit.dimension == "duration" or lw & lex.duration_label_words or \
+                (first >= 24 and not v.parts):
             # "Moving time: 45:10" is a duration (mm:ss when the label's unit says minutes, else h:mm)
             a, b = (int(x) for x in v.raw.split(":")[:2])
             minutes_first = (label_unit is not None and label_unit.factor == 1.0) or a >= 24
@@ -747,6 +764,14 @@ def _from_value(text: str, v: Value, values: list[Value], structured: bool, desc
             return []  # "My train leaves at 7:45 tomorrow, platform 3": a plan, not a record
         if v.unit is None and not v.parts and re.search(r"\bat\s*$", text[:v.start], re.I):
             return []  # "the retro is at 4": a time of day without its colon, not a quantity
+    if v.kind == "number" and v.unit is None and not v.parts:
+        idl = _ident_prefix(text, v)
+        if idl:
+            return _as_identifier(idl, v)  # "Order No. 48213", "Customer ID 771203"
+    if not structured and v.unit is not None:
+        ur = re.sub(r"^[\d.,\s$€£¥₹+-]+", "", v.raw)
+        if len(ur) > 1 and ur[0].isupper() and ur[1:].islower() and _proper_noun(text, ur, v.end - len(ur)):
+            return []  # "a book called 24 Hours in the Garden": a title, not a duration
     lab = left_label(text, v, values, structured=structured)
     if lab.text and _identifier_label(lab.text) and v.kind == "number" and v.unit is None:
         return _as_identifier(lab.text, v)
@@ -840,6 +865,17 @@ def _clause_verb_end(text: str, pos: int) -> int:
         if _is_verb(m.group(0), lex):
             return cs + m.end()
     return pos
+
+
+def _ident_prefix(text: str, v: Value) -> str | None:
+    """The label of an identifier written right before `v`: "[Order] No.", "Customer ID", "Ref:" -> the label."""
+    ls = max(text.rfind(c, 0, v.start) for c in "\n|;,!?") + 1
+    m = re.search(r"((?:[A-Za-z]+\s+){0,2}?)([A-Za-z]+|#)\.?\s*[:#]?\s*$", text[ls:v.start])
+    if not m or m.group(2).lower() not in active_lexicon().identifier_words:
+        return None
+    words = [w for w in m.group(1).split() if w.lower() not in active_lexicon().stop_words
+             and w.lower() not in active_lexicon().boundary_words and not _is_verb(w, active_lexicon())]
+    return " ".join(words + [m.group(2)])
 
 
 def _as_identifier(label: str, v: Value) -> list[Found]:
@@ -1004,7 +1040,8 @@ def _text_fields(text: str, structured: bool) -> list[Found]:
     out = []
     offset = 0
     for line in text.split("\n"):
-        cells = [(m.group(0), offset + m.start()) for m in re.finditer(r"[^|\t]+", line)]
+        cell_re = r"[^|\t]+" if structured else r"(?:[^|\t.!?;]|\.(?=\S))+"
+        cells = [(m.group(0), offset + m.start()) for m in re.finditer(cell_re, line)]
         for cell, base in cells:
             m = _TEXT_FIELD.match(cell)
             if not m or re.search(r"\d", m.group("value")):
@@ -1114,17 +1151,24 @@ def _name_by_shape(text: str, found: list[Found]) -> list[Found]:
     """Values named only by their unit: when one text holds several of different dimensions ("8.2 km in 45
     minutes") each is named by its dimension and what was done is a text field `activity`; a single one
     keeps its verb ("slept 7h" -> sleep_duration)."""
-    dims = [f for f in found if f.dim is not None]
-    if len({f.dim for f in dims}) < 2:
-        return [f for f in found if not f.tentative]
+    groups: dict[str | None, list[Found]] = {}
+    for f in found:
+        if f.dim is not None:
+            groups.setdefault(f.verb, []).append(f)
+    multi = {verb for verb, fs in groups.items() if len({f.dim for f in fs}) >= 2}
     out = []
     for f in found:
         if f.dim is not None:
-            f = replace(f, attribute=normalize_attribute(_dim_name(f.dim), dimension=f.dim) or f.attribute)
+            if f.verb not in multi:
+                if f.tentative:
+                    continue
+            else:
+                f = replace(f, attribute=normalize_attribute(_dim_name(f.dim), dimension=f.dim) or f.attribute)
         out.append(f)
-    act = _activity(text, dims)
-    if act is not None:
-        out.append(act)
+    for verb in multi:
+        act = _activity(text, groups[verb])
+        if act is not None:
+            out.append(act)
     return out
 
 

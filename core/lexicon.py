@@ -288,7 +288,7 @@ def lemma(word: str, irregular: Mapping[str, str] = IRREGULAR_VERBS) -> str:
     if w in irregular:
         return irregular[w]
     for suf in ("ied", "ed", "ing"):
-        if w.endswith(suf) and len(w) > len(suf) + 2:
+        if w.endswith(suf) and len(w) > len(suf) + 1:
             stem = w[: -len(suf)]
             if suf == "ied":
                 return stem + "y"

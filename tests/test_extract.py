@@ -655,3 +655,16 @@ def test_no_domain_word_is_a_string_literal_in_the_extractor():
                 if node.value.lower() in banned or (words & banned and len(words) <= 3):
                     hits.append((f.name, node.lineno, node.value))
     assert hits == []
+
+
+def test_ocr_labels_with_digits_parentheses_and_abbreviation_periods():
+    # values shown on a screen must not be lost because the label cell holds a digit or a period
+    d = _ocr("CO2 | 415 ppm\nPM2.5 | 12\nTax (21%) | $215.29\nZone 2 temp | 21.4 °C")
+    assert d["co2"].number == 415 and d["pm2_5"].number == 12 and d["tax"].number == 215.29
+    assert d["zone_temp"].unit == "°C" and "zone" not in d
+    d = _ocr("GREENHOUSE MONITOR\nHUMIDITY 61 %\nTEMP. 22.5 C\nSOIL MOIST. 38 %")
+    assert (d["humidity"].number, d["temp"].number, d["soil_moist"].number) == (61, 22.5, 38)
+    assert d["soil_moist"].raw_value == "38 %"
+    d = _ocr("White: Magnus  Black: Sam\nMoves 42\nLast watered\n3 days ago")
+    assert (d["white"].raw_value, d["black"].raw_value, d["moves"].number) == ("Magnus", "Sam", 42)
+    assert not any(o.number == 3 for o in d.values())  # "3 days ago" is a relative date

@@ -93,7 +93,7 @@ def _modalities(item: dict) -> tuple[str, ...]:
     where = str(item.get("modality") or item.get("where") or item.get("source") or item.get("in") or "text").lower()
     if where == "both":
         return ("text", "image")
-    return ("image",) if any(k in where for k in ("image", "ocr", "visual", "screenshot", "dashboard", "caption")) else ("text",)
+    return ("image",) if any(k in where for k in ("image", "ocr", "visual", "caption", "photo", "picture")) else ("text",)
 
 
 def load_truth(path: Path) -> tuple[list[TruthValue], dict[str, list[str]]]:

@@ -142,7 +142,8 @@ def split_label_unit(label: str) -> tuple[str, UnitInfo | None]:
 
 def _words(label: str) -> list[str]:
     text = label.lower().replace("\u2019", "'")
-    text = re.sub(r"'s\b", " ", text).replace("-", " ").replace("'", "")
+    text = re.sub(r"'s\b", " ", text).replace("-", " ").replace("'", "").replace("\u2024", ".")
+    text = re.sub(r"(?<=[a-z]\d)\.(?=\d)", "_", text)  # "PM2.5" -> pm2_5
     return [w for w in _SNAKE_SPLIT.split(text) if w]
 
 

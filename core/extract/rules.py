@@ -238,7 +238,7 @@ def _make_value(kind: str, m: re.Match, a: int, b: int, raw: str, text: str) -> 
     if kind == "number":
         num, unit_raw = m.group(1), m.group(2)
         after = text[b:b + 3]
-        if re.match(r"[-–]\d", after):
+        if re.match(r"[-–+]\d", after):
             return None  # a range or an id: "9-5", "3-2"
         if unit_raw in ("s", "S") and text[m.end(1):m.end(1) + 1] == unit_raw and num.isdigit() and \
                 int(num) % 10 == 0 and (len(num) == 4 or re.search(r"(?:the|early|mid|late|')\s*$", text[:a], re.I)):
@@ -260,7 +260,7 @@ def _make_value(kind: str, m: re.Match, a: int, b: int, raw: str, text: str) -> 
 
 # --------------------------------------------------------------------------- labels
 
-_WORD = re.compile(r"\([^()]{1,12}\)|[A-Za-z][A-Za-z0-9'’]*(?:/[A-Za-z][A-Za-z0-9]*)*\.?|[:=~≈–-]|[^\sA-Za-z]")
+_WORD = re.compile(r"\([^()]{1,12}\)|[A-Za-z][A-Za-z0-9'’]*(?:/[A-Za-z][A-Za-z0-9]*)*[.\u2024]?|[:=~≈–-]|[^\sA-Za-z]")
 _CLAUSE_BREAK = re.compile(r"[.!?;]\s|[.!?;]$|\n|\||\t|,\s|\s{2,}|\s[-–]\s|\bbut\b|\bwhile\b|\bthough\b", re.I)
 _SENTENCE_BREAK = re.compile(r"[.!?;]\s|\n|\|")
 _TRAILER_WORDS = r"on average|avg|average|total|in total|today|tonight|this morning|this evening|last night|yesterday"
@@ -276,7 +276,7 @@ class Label:
 
 
 def _low(w: str) -> str:
-    return w.lower().replace("’", "'").rstrip(".")
+    return w.lower().replace("’", "'").rstrip(".\u2024")
 
 
 def _clause_start(text: str, pos: int) -> int:
@@ -756,6 +756,8 @@ def _from_value(text: str, v: Value, values: list[Value], structured: bool, desc
         return []
     if v.kind == "number" and re.match(r"\s*:(?!\d)", text[v.end:]) and not v.parts:
         return []  # a heading number: "Round 3: ...", "Day 12:"
+    if v.unit is None and re.match(r"\s+(\w+)\s+ago\b", text[v.end:]):
+        return []  # "3 days ago": a relative date
     after = re.match(r"\s+([a-z]+)\s+than\b|\s+([a-z]+er)\b", text[v.end:], re.I)
     if after and ((after.group(1) or after.group(2) or "").lower() in lex.comparatives):
         return []  # "27 percent higher than last month": a change, not a reading
@@ -1040,7 +1042,7 @@ def _text_fields(text: str, structured: bool) -> list[Found]:
     out = []
     offset = 0
     for line in text.split("\n"):
-        cell_re = r"[^|\t]+" if structured else r"(?:[^|\t.!?;]|\.(?=\S))+"
+        cell_re = r"(?:[^|\t ]| (?! ))+" if structured else r"(?:[^|\t.!?;]|\.(?=\S))+"
         cells = [(m.group(0), offset + m.start()) for m in re.finditer(cell_re, line)]
         for cell, base in cells:
             m = _TEXT_FIELD.match(cell)
@@ -1118,6 +1120,11 @@ def extract_text(text: str, *, structured: bool, speaker: str | None = None,
     ("350°F is about 175°C"), so only values tied to a label by structure count
     there. Values inside questions ("Is 145 bpm too high?") are never records.
     """
+    original = text
+    if structured:
+        # "TEMP. 22.5", "Moist. 38 %": in OCR a period after a word and before a number abbreviates the
+        # label, it does not end a sentence (same length, so every span still indexes `original`)
+        text = re.sub(r"(?<=[A-Za-z])\.(?=[ \t]+[-+$€£¥₹]?\d)", "\u2024", text)
     values = [v for v in scan_values(text) if structured or not _in_question(text, v.start)]
     found: list[Found] = []
     used: set[int] = set()  # value starts already turned into observations
@@ -1143,6 +1150,8 @@ def extract_text(text: str, *, structured: bool, speaker: str | None = None,
         if (f.attribute, f.start) in seen:
             continue
         seen.add((f.attribute, f.start))
+        if text is not original:
+            f = replace(f, raw=original[f.start:f.end], label=f.label.replace("\u2024", "."))
         out.append(f)
     return out
 
@@ -1210,8 +1219,13 @@ def _cells(text: str, values: list[Value]) -> list[list[_Cell]]:
                 rest = rest[: v.start - s] + rest[v.end - s:]
             rest_words = re.findall(r"[A-Za-z]{2,}", rest)
             is_value = len(vs) == 1 and not rest_words and not vs[0].ordinal and not re.search(r"\w[:=]\s*$", rest)
-            is_label = not vs and bool(re.search(r"[A-Za-z]{2,}", seg)) and not re.search(r"\d", seg) \
-                and len(seg.split()) <= 6
+            # a label cell: words and no value, or values only inside parentheses ("Tax (21%)", "Items (3)")
+            # or between words ("Zone 2 temp"); digits inside words are fine ("CO2", "PM2.5")
+            inner = all(re.search(r"\([^()]*$", line[:v.start - offset]) or (
+                v.bare_int and re.search(r"[A-Za-z]\s+$", line[:v.start - offset])
+                and re.match(r"\s+[A-Za-z]", line[v.end - offset:])) for v in vs)
+            is_label = (not vs or inner) and bool(re.search(r"[A-Za-z]{2,}", seg)) and len(seg.split()) <= 6 \
+                and not re.search(r"\w[:=]\s*\S", seg)
             row.append(_Cell(seg, s, vs, is_label, is_value))
         rows.append(row)
         offset += len(line) + 1
@@ -1239,6 +1253,7 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
             fs = [f] if f else []
         if fs:
             used.add(v.start)
+            used.update(x.start for x in label_cell.values)  # "Zone 2 temp": the 2 belongs to the label
             out.extend(fs)
 
     # label left / value right within a row

@@ -1,4 +1,5 @@
-"""Schema induction: replay the support / confidence timeline round by round; try other thresholds."""
+"""Schema induction: the memory's fields (raw labels, why they were merged, undo and merge by hand); replay the
+support / confidence timeline round by round; try other thresholds."""
 from __future__ import annotations
 
 import json
@@ -7,7 +8,9 @@ import streamlit as st
 
 from core.config import DEFAULT
 from core.induction import STATUSES, attribute_stream, decode_pattern, reinduce
-from ui import charts, state
+from ui import charts, engine, state
+from ui import data as memdata
+from ui import fields as fieldview
 from ui.engine import memory_version
 from ui.resources import open_store, page_store
 
@@ -98,6 +101,78 @@ else:
     st.info(f"No schema yet: no attribute set has recurred in θ_s = {th['theta_s']} rounds with enough confidence.")
 st.caption(f"Built with θ_s = {th['theta_s']}, θ_a = {th['theta_a']:.2f}, θ_e = {th['theta_e']:.2f} · "
            f"{len(orders)} rounds processed (rounds {first}–{last}).")
+
+# ------------------------------------------------------------------ fields
+st.subheader("Fields")
+st.caption("Field alignment maps the labels the extractor read (\"Temp\", \"temperature\", \"TEMP.\") to the fields "
+           "of this memory before induction, from evidence in the history: the name, the unit, the value's range, "
+           "the fields it comes with and the round's text. Undo a merge, or merge a raw label into a field by hand: "
+           "the analytic tables are then rebuilt from the stored observations.")
+
+
+def _change(run, what: str) -> None:
+    """Run an undo or a merge under a spinner, refresh every cached reader, show the outcome after a rerun."""
+    with st.spinner("Rebuilding the analytic tables from the stored observations..."):
+        kind, text = fieldview.apply_change(run, what)
+    if kind == "success":
+        st.cache_data.clear()  # the memory's tables changed, maybe without changing memory_version
+        st.session_state.pop(engine._ENGINES, None)  # query engines hold the old table catalog
+        for k in ("sch_patterns_stored", "sch_patterns_alt", "sch_use_alt"):
+            st.session_state.pop(k, None)  # the patterns picked may no longer exist
+    st.session_state["_fld_msg"] = (kind, text)
+    st.rerun()
+
+
+fld_msg = st.session_state.pop("_fld_msg", None)
+if fld_msg:
+    (st.success if fld_msg[0] == "success" else st.error)(fld_msg[1])
+all_fields = memdata.fields(store)
+if not all_fields:
+    st.info("This memory has no aligned fields: it was built before field alignment, or no round had an "
+            "observation.")
+else:
+    cfg = engine.config()
+    n_merged = sum(f.merged for f in all_fields)
+    query = st.text_input("Filter fields", key="fld_filter", placeholder="a field, a label, a raw attribute or a table")
+    shown = fieldview.filter_fields(all_fields, query)
+    st.markdown(f"**{len(all_fields)} field(s)**, {n_merged} merged from several raw labels"
+                + (f" · {len(shown)} match \"{query.strip()}\"" if query.strip() else ""))
+    if shown:
+        st.dataframe(fieldview.field_rows(shown), hide_index=True, width="stretch", key="fld_table")
+    else:
+        st.caption("No field matches the filter.")
+    for f in (f for f in shown if f.merged):
+        with st.expander(f"**{f.name}** · {fieldview.labels_text(f.labels)}", expanded=True):
+            st.markdown(f"Kind {f.kind or '?'} · unit {f.unit or 'none'} · {f.observations} observation(s) · "
+                        f"in tables: {fieldview.columns_text(f) or 'none yet'}")
+            for r in f.raws:
+                c_text, c_btn = st.columns([6, 1], vertical_alignment="center")
+                c_text.markdown(f"`{r.raw_attribute}`: {fieldview.labels_text(r.labels)} · {r.observations} "
+                                f"observation(s)  \n{fieldview.reason_text(r, cfg.align_threshold)}")
+                if r.joined and c_btn.button("Undo", key=f"fld_undo_{r.raw_attribute}",
+                                             help=f"Make {r.raw_attribute} a field of its own again"):
+                    _change(lambda raw=r.raw_attribute: memdata.undo_merge(store, raw, cfg, engine.llm_for(store)),
+                            f"`{r.raw_attribute}` is a field of its own again")
+    with st.expander("Merge into…"):
+        field_of = {r.raw_attribute: f.name for f in all_fields for r in f.raws}
+        kind_of = {f.name: f.kind for f in all_fields}
+        raw_names = sorted(field_of)
+        m1, m2 = st.columns(2)
+        pick = m1.selectbox("Raw attribute", raw_names, format_func=lambda r: f"{r} (now in {field_of.get(r, '?')})",
+                            key="fld_merge_raw")
+        targets = [f.name for f in all_fields if pick is None or f.name != field_of.get(pick)]
+        into = m2.selectbox("Into the field", sorted(targets), key="fld_merge_into")
+        if pick and into:
+            if kind_of.get(into) != kind_of.get(field_of.get(pick)):
+                st.warning(f"{pick} holds {kind_of.get(field_of.get(pick)) or '?'} values and {into} holds "
+                           f"{kind_of.get(into) or '?'} values.")
+            both = memdata.shared_rounds(store, pick, into)
+            if both:
+                st.warning(f"{pick} and {into} were both observed in {both} round(s): after the merge such a round "
+                           "has two values for one field and its table row keeps the first.")
+        if st.button("Merge", key="fld_merge_go", disabled=not (pick and into)):
+            _change(lambda: memdata.merge_into(store, pick, into, cfg, engine.llm_for(store)),
+                    f"`{pick}` is now part of the field `{into}`")
 
 # ------------------------------------------------------------------ what-if thresholds
 with st.expander("Try other thresholds (re-runs induction on the stored observations; nothing is saved)"):

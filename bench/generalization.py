@@ -173,12 +173,57 @@ def score_tables(tables: list[dict], truth: dict) -> dict:
     }
 
 
+def extraction_diagnostics(con, truth: dict, missed: list[dict]) -> dict | None:
+    """Beyond the contract, for diagnosis only: the engine's internal `observations` table (skipped
+    when its layout differs). Share of truth values extracted at all (any attribute of the round),
+    identifiers that became numbers, and what was extracted in the rounds of missed values."""
+    try:
+        rows = con.execute("SELECT round_id, attribute, raw_value, number, unit, text_value FROM observations "
+                           "ORDER BY round_id, seq").fetchall()
+    except Exception:
+        return None
+    by_round: dict[str, list[tuple]] = defaultdict(list)
+    for rid, attr, raw, num, unit, text in rows:
+        by_round[rid].append((attr, raw, num, unit, text))
+
+    def seen(o: dict) -> bool:
+        for attr, raw, num, unit, text in by_round.get(o["round"], ()):
+            if isinstance(o["value"], str):
+                if text_matches(text or raw or "", o["value"]):
+                    return True
+            elif num is not None and number_matches(num, float(o["value"]), o.get("unit", "")):
+                return True
+        return False
+
+    obs = truth["observations"]
+    extracted = sum(seen(o) for o in obs)
+    by_where = {w: [o for o in obs if o["where"] == w] for w in ("text", "image")}
+    ident_numbers = []
+    for ident in truth.get("identifiers", []):
+        digits = [int(x) for x in re.findall(r"\d{4,}", ident["text"])]
+        for attr, raw, num, unit, text in by_round.get(ident["round"], ()):
+            if num is not None and any(abs(num - d) < 0.5 for d in digits):
+                ident_numbers.append(f"{ident['round']} {ident['text']!r} -> {attr}={raw}")
+    record_rounds = {r for r, m in truth["rounds"].items() if m.get("kind") == "record"}
+    return {
+        "extracted": extracted / len(obs) if obs else 0.0,
+        "extracted_text": (sum(seen(o) for o in by_where["text"]) / len(by_where["text"])) if by_where["text"] else None,
+        "extracted_image": (sum(seen(o) for o in by_where["image"]) / len(by_where["image"])) if by_where["image"] else None,
+        "attributes": len({a for rid in by_round for a, *_ in by_round[rid]}),
+        "observations_outside_records": sum(len(v) for r, v in by_round.items() if r not in record_rounds),
+        "identifiers_as_numbers": ident_numbers,
+        "at_missed": {o["round"]: [f"{a}={raw}" for a, raw, *_ in by_round.get(o["round"], ())] for o in missed},
+    }
+
+
 def score_store(store: str | Path, truth: dict) -> dict:
     import duckdb
 
     con = duckdb.connect(str(store), read_only=True)
     try:
-        return score_tables(read_tables(con), truth)
+        m = score_tables(read_tables(con), truth)
+        m["diagnostics"] = extraction_diagnostics(con, truth, m["missed"])
+        return m
     finally:
         con.close()
 
@@ -258,10 +303,21 @@ def print_details(r: dict, out=None, max_missed: int = 8) -> None:
           f"{st['table']} {st['share']:.2f}")
     for f, fc in m["field_column"].items():
         p(f"      field {f} ({fc['values']}) -> {fc['column']} {fc['share']:.2f}")
+    dg = m.get("diagnostics")
+    if dg:
+        f = lambda x: "-" if x is None else f"{x:.2f}"  # noqa: E731
+        p(f"    extracted at all (internal observations): {f(dg['extracted'])} (text {f(dg['extracted_text'])}, "
+          f"image {f(dg['extracted_image'])}); {dg['attributes']} attributes; "
+          f"{dg['observations_outside_records']} observations in record-less rounds")
+        for x in dg["identifiers_as_numbers"][:5]:
+            p(f"    identifier became a number: {x}")
     if m["missed"]:
         p(f"    missed values ({len(m['missed'])}), e.g.:")
-        for o in m["missed"][:max_missed]:
-            p(f"      {o['round']} {o['where']} {o['stream']}.{o['quantity']}: label {o['label']!r} display {o['display']!r}")
+        step = max(1, len(m["missed"]) // max_missed)
+        for o in m["missed"][::step][:max_missed]:
+            got = (dg or {}).get("at_missed", {}).get(o["round"])
+            p(f"      {o['round']} {o['where']} {o['stream']}.{o['quantity']}: label {o['label']!r} display {o['display']!r}"
+              + (f"  | extracted: {', '.join(got[:6]) or 'nothing'}" if got is not None else ""))
     if m["recordless_sources"]:
         p(f"    rows from record-less rounds: {', '.join(m['recordless_sources'][:12])}"
           f"{' ...' if len(m['recordless_sources']) > 12 else ''}")
@@ -364,8 +420,8 @@ def run_mem_gallery(folder: Path, out: Path | None, log=None, limit: int | None 
         try:
             secs, _ = build(f, store)
         except RuntimeError as e:
-            msg = str(e).splitlines()[-1]
-            note = f"plain build failed ({msg[:200]}); built a copy with images stripped (captions kept)"
+            msg = str(e).split("): ", 1)[-1].splitlines()[-1]
+            note = f"plain build failed: {msg[:400]}; built a copy with images stripped (captions kept)"
             if store.exists():
                 store.unlink()
             copy = out / (f.stem + ".noimages.json")

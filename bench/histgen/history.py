@@ -330,10 +330,11 @@ class Generator:
                 elif style == "logline":
                     form = "vl"
                 else:
-                    form = rng.choice(["vl", "my", "came", "at", "colon"])
+                    form = rng.choice(["vl", "my", "came", "at", "colon", "logged", "measured"])
                 text = {"colon": f"{lab}: {disp}", "lv": f"{low} {disp}", "vl": f"{disp} {low}",
                         "my": f"my {low} was {disp}", "came": f"{low} came in at {disp}",
-                        "at": f"{low} at {disp}"}[form]
+                        "at": f"{low} at {disp}", "logged": f"logged {disp} of {low}",
+                        "measured": f"measured the {low} at {disp}"}[form]
                 printed = lab if form == "colon" else low
             parts.append(text)
             obs.append({"round": rid, "stream": p.stream.name, "quantity": f.qid, "value": canon,

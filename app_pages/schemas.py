@@ -55,8 +55,9 @@ def load_induction(path: str, version: str) -> dict:
     ]
     stream = [(o, tuple(sorted(a))) for o, a in attribute_stream(con)]
     round_ids = dict(con.execute("SELECT round_order, round_id FROM rounds").fetchall())
-    cfg_row = con.execute("SELECT value FROM meta WHERE key = 'induction.config'").fetchone()
-    params = json.loads(cfg_row[0]) if cfg_row else {}
+    # the thresholds the memory was induced with (InductionStore keeps them in its state)
+    cfg_row = con.execute("SELECT value FROM meta WHERE key = 'induction.state'").fetchone()
+    params = (json.loads(cfg_row[0]) or {}).get("params", {}) if cfg_row else {}
     return {"timeline": timeline, "events": events, "schemas": schemas, "stream": stream, "round_ids": round_ids,
             "params": params}
 

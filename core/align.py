@@ -400,7 +400,7 @@ def field_report(con) -> list[FieldInfo]:
     out: dict[str, dict] = {}
     for raw, fld, score, ev, by, order, stats in aliases:
         labels = tuple(sorted(by_raw.get(raw, []), key=lambda x: (-x[1], x[0])))
-        reason = (json.loads(ev or "{}") or {}).get("reason", "") if fld != raw else ""
+        reason = (json.loads(ev or "{}") or {}).get("reason", "") if fld != raw or by == "user" else ""
         entry = out.setdefault(fld, {"stats": json.loads(stats) if stats else {}, "labels": []})
         entry["labels"].append(FieldLabel(raw, labels, sum(n for _, n in labels), float(score or 0), reason,
                                           by or "auto", int(order or 0)))
@@ -415,6 +415,9 @@ def field_report(con) -> list[FieldInfo]:
 
 # ---------------------------------------------------------------------- user decisions
 def _set_alias(con, raw: str, target: str, evidence: dict, kind: str, previous: str | None) -> None:
+    old = con.execute("SELECT evidence, score FROM field_aliases WHERE raw_attribute = ?", [raw]).fetchone()
+    if old is not None:  # the automatic decision's evidence stays readable beside the person's
+        evidence = evidence | {"previous": {"field": previous, "score": old[1], "evidence": json.loads(old[0] or "{}")}}
     con.execute(
         "INSERT INTO field_aliases VALUES (?, ?, (SELECT coalesce(max(round_order), 0) FROM rounds), 1.0, ?, 'user') "
         "ON CONFLICT (raw_attribute) DO UPDATE SET field = excluded.field, score = 1.0, evidence = excluded.evidence, "
@@ -454,14 +457,18 @@ def _recompute_fields(con) -> None:
 
 def undo_alias(store, raw_attribute: str, config: Config = DEFAULT, llm=None) -> "object":
     """Make `raw_attribute` its own field again (pinned: later builds keep it apart), rewrite its
-    observations and rebuild the analytic memory. Raises KeyError for an unknown raw attribute.
-    Returns the core.analytic.RebuildReport."""
+    observations and rebuild the analytic memory. Raises KeyError for an unknown raw attribute,
+    ValueError when it is not merged into another field (the field is named after it: undo the
+    other labels instead). Returns the core.analytic.RebuildReport."""
     from .analytic import rebuild
 
     with store.transaction() as con:
         row = con.execute("SELECT field FROM field_aliases WHERE raw_attribute = ?", [raw_attribute]).fetchone()
         if row is None:
             raise KeyError(f"no raw attribute {raw_attribute!r} in this memory")
+        if row[0] == raw_attribute:
+            raise ValueError(f"{raw_attribute!r} is not merged into another field (the field {row[0]!r} is named "
+                             "after it); undo the labels that joined it instead")
         _set_alias(con, raw_attribute, raw_attribute, {"reason": "kept apart by the user"}, "undo", row[0])
         _recompute_fields(con)
         return rebuild(store, config, llm=llm)
@@ -469,7 +476,9 @@ def undo_alias(store, raw_attribute: str, config: Config = DEFAULT, llm=None) ->
 
 def merge_fields(store, raw_attribute: str, into: str, config: Config = DEFAULT, llm=None) -> "object":
     """Align `raw_attribute` with the field `into` by hand (pinned), rewrite its observations and
-    rebuild the analytic memory. Raises KeyError for an unknown raw attribute or field."""
+    rebuild the analytic memory. Raises KeyError for an unknown raw attribute or field, ValueError
+    when the two hold different kinds of values or were both recorded in one round (two quantities
+    of one record are never one field)."""
     from .analytic import rebuild
 
     with store.transaction() as con:
@@ -478,6 +487,18 @@ def merge_fields(store, raw_attribute: str, into: str, config: Config = DEFAULT,
             raise KeyError(f"no raw attribute {raw_attribute!r} in this memory")
         if con.execute("SELECT 1 FROM fields WHERE field = ?", [into]).fetchone() is None:
             raise KeyError(f"no field {into!r} in this memory")
+        kinds = {k for (k,) in con.execute(
+            "SELECT DISTINCT value_kind FROM observations WHERE coalesce(raw_attribute, attribute) = ? "
+            "OR attribute = ?", [raw_attribute, into]).fetchall()}
+        if len(kinds) > 1:
+            raise ValueError(f"{raw_attribute!r} and {into!r} hold different kinds of values ({', '.join(sorted(kinds))})")
+        both = con.execute(
+            "SELECT count(*) FROM (SELECT round_id FROM observations WHERE coalesce(raw_attribute, attribute) = ? "
+            "INTERSECT SELECT round_id FROM observations WHERE attribute = ? "
+            "AND coalesce(raw_attribute, attribute) <> ?)", [raw_attribute, into, raw_attribute]).fetchone()[0]
+        if both:
+            raise ValueError(f"{raw_attribute!r} and {into!r} were both recorded in {both} round(s): "
+                             "two quantities of one record are never one field")
         _set_alias(con, raw_attribute, into, {"reason": "merged by the user"}, "merge", row[0])
         _recompute_fields(con)
         return rebuild(store, config, llm=llm)

@@ -166,7 +166,7 @@ def cmd_fields(args) -> int:
             elif args.merge:
                 rep = align.merge_fields(store, args.merge, args.into, config)
                 print(f"{args.merge} now fills {args.into}; tables rebuilt: {', '.join(rep.tables) or 'none'}")
-        except KeyError as e:
+        except (KeyError, ValueError) as e:
             raise InputError(args.store, args.undo or args.merge, str(e.args[0])) from None
         infos = align.field_report(store.con)
     if args.json:

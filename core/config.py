@@ -14,6 +14,7 @@ class Config:
     min_schema_attrs: int = 2  # a 1-attribute schema would absorb every pattern containing it
     block_fragments: bool = True  # a schema's usual companions are not a new schema (induction.py)
     delta_all_conf: bool = True  # attributes added by evolution must pass all-conf too
+    optional_fields: bool = True  # a field that travels with a schema joins it though often absent
     # field alignment (core/align.py): a raw label joins an existing field when its evidence score
     # reaches align_threshold; field_alignment=False keeps every normalized label its own field (the paper)
     align_threshold: float = 0.60
@@ -57,7 +58,7 @@ class Config:
         for name, allowed in _CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"config {name}={getattr(self, name)!r}: expected one of {', '.join(allowed)}")
-        for name in ("block_fragments", "delta_all_conf", "field_alignment"):
+        for name in ("block_fragments", "delta_all_conf", "optional_fields", "field_alignment"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"config {name}={getattr(self, name)!r}: expected true or false")
         if not isinstance(self.lexicon, str):

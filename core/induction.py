@@ -48,6 +48,16 @@ Decisions the paper leaves open (documented, tested, deterministic):
    which is exactly what all-conf is there to prevent; an attribute that
    really belongs to A (seen mostly with A) passes. False gives the paper's
    literal rule.
+   3c. Optional fields (`optional_fields`, default True; beyond the paper). Records of one stream
+   often carry a field only sometimes (a note, a second reading): its ext-conf stays below θ_e
+   forever, so by 3 alone its values never reach the table. An attribute x not in schema A also
+   extends A (C = A ∪ {x}) when it travels with A: for at least half of A's attributes b,
+   supp({b, x}) / supp({x}) >= θ_e (when x is recorded, those fields are there), with at least
+   θ_s rounds of x beside one of them, and C passes rule 3's blocking. A ubiquitous attribute (a
+   date in every round of every stream) does not travel with any one schema, and a field shared by
+   two streams travels with neither, so neither joins. Tried only when A has no rule-3 extension.
+   Incrementality: owned(x, A) changes only in a round containing x (or when schemas change, which
+   re-examines every candidate).
 4. Order inside a round: after the supports are updated, the engine repeats
    until nothing qualifies: (a) for the schemas in ascending id, the first one
    with a qualifying extension evolves (then restart); (b) otherwise the first
@@ -212,6 +222,7 @@ class InductionParams:
     min_schema_attrs: int
     block_fragments: bool
     delta_all_conf: bool
+    optional_fields: bool = True
 
     @classmethod
     def from_config(cls, config: Config) -> "InductionParams":
@@ -225,6 +236,7 @@ class InductionParams:
             min_schema_attrs=int(getattr(config, "min_schema_attrs", 2)),
             block_fragments=bool(getattr(config, "block_fragments", True)),
             delta_all_conf=bool(getattr(config, "delta_all_conf", True)),
+            optional_fields=bool(getattr(config, "optional_fields", True)),
         )
         if p.theta_s < 1:
             raise ValueError(f"config theta_s: must be >= 1 round, got {p.theta_s}")
@@ -374,7 +386,7 @@ class Inducer:
                 events.append(ev)
                 evolved_ext[sid] = dict(ev.numbers)["ext_conf"]
                 changed.append(sid)
-                if p.block_fragments:
+                if p.block_fragments or p.optional_fields:
                     pool = self._all_candidates()
                 else:
                     pool |= self._candidates_containing(old)
@@ -386,6 +398,8 @@ class Inducer:
                 events.append(ev)
                 changed.append(sid)
                 pool |= self._candidates_containing(new)
+                if p.optional_fields:  # any frequent attribute may travel with the new schema (rule 3c)
+                    pool |= {c for c in self._all_candidates() if len(c) == 1}
                 union = frozenset().union(*pool) if pool else frozenset()
                 continue
             break
@@ -451,44 +465,82 @@ class Inducer:
             return True
         return self.params.block_fragments and any(self.fragment(c, b) for b in others)
 
+    def owned(self, x: str, a: frozenset[str]) -> float:
+        """Rule 3c: the share of schema a's attributes that accompany x in at least θ_e of x's rounds
+        (supp({b, x}) / supp({x}) >= θ_e for b in a). 0 when x has no support."""
+        sx = self._single.get(x, 0)
+        if not sx or not a:
+            return 0.0
+        sup = self.state.supports
+        return sum(sup.get(frozenset((b, x)), 0) / sx >= self.params.theta_e for b in a) / len(a)
+
+    def _optional_extension(self, sid: int, s: _Schema, singles: Iterable[str]):
+        """Rule 3c (optional fields): the best attribute x of the round, not in schema s, that
+        travels with s (owned(x, s) >= 1/2, at least θ_s rounds with one of s's attributes);
+        (key, C, ext, n, owned) or None."""
+        p, sup = self.params, self.state.supports
+        a = s.attrs
+        best = None
+        for x in singles:
+            if x in a or self._single.get(x, 0) < p.theta_s:
+                continue
+            own = self.owned(x, a)
+            if own < 0.5:
+                continue
+            n = max(sup.get(frozenset((b, x)), 0) for b in a)
+            if n < p.theta_s:
+                continue
+            c = a | {x}
+            key = (-own, -self._single[x], x)
+            if best is not None and key >= best[0]:
+                continue
+            if self._blocked_extension(c, sid):
+                continue
+            best = (key, c, sup.get(c, 0) / max(1, sup.get(a, 0)), n, own)
+        return best
+
     def _evolve_step(self, round_order: int, pool: set[frozenset[str]], union: frozenset[str]):
         st, p = self.state, self.params
         sup = st.supports
+        singles = sorted(x for c in pool if len(c) == 1 for x in c) if p.optional_fields else ()
         for sid, s in self._sorted_schemas():
             a = s.attrs
-            if not a < union:
-                continue  # no pattern of the pool can be a proper superset of a
             sa = sup.get(a, 0)
-            if sa == 0:
-                continue
             best = None
-            for c in pool:
-                if len(c) <= len(a) or not a < c:
-                    continue
-                n = sup[c]
-                if n < p.theta_s:
-                    continue
-                ext = n / sa
-                if ext < p.theta_e:
-                    continue
-                key = (-len(c), -ext, _key(c))
-                if best is not None and key >= best[0]:
-                    continue
-                dconf = n / max(self._single[x] for x in c - a)
-                if p.delta_all_conf and dconf < p.theta_a:
-                    continue
-                if self._blocked_extension(c, sid):
-                    continue
-                best = (key, c, ext, n, dconf)
+            if a < union and sa:
+                for c in pool:
+                    if len(c) <= len(a) or not a < c:
+                        continue
+                    n = sup[c]
+                    if n < p.theta_s:
+                        continue
+                    ext = n / sa
+                    if ext < p.theta_e:
+                        continue
+                    key = (-len(c), -ext, _key(c))
+                    if best is not None and key >= best[0]:
+                        continue
+                    dconf = n / max(self._single[x] for x in c - a)
+                    if p.delta_all_conf and dconf < p.theta_a:
+                        continue
+                    if self._blocked_extension(c, sid):
+                        continue
+                    best = (key, c, ext, n, dconf)
+            numbers = None
             if best is not None:
                 _, c, ext, n, dconf = best
+                numbers = (("supp", float(n)), ("schema_supp", float(sa)), ("ext_conf", ext), ("delta_conf", dconf))
+            elif singles:
+                opt = self._optional_extension(sid, s, singles)
+                if opt is not None:
+                    _, c, ext, n, own = opt
+                    numbers = (("supp", float(n)), ("schema_supp", float(sa)), ("ext_conf", ext), ("owned", own))
+            if numbers is not None:
                 old = a
                 st.schemas[sid] = _Schema(c, s.discovered, round_order)
                 self._sorted_cache = None
-                ev = InductionEvent(
-                    round_order=round_order, kind="evolved", pattern=_key(c), schema_id=sid, previous=_key(old),
-                    numbers=(("supp", float(n)), ("schema_supp", float(sa)), ("ext_conf", ext), ("delta_conf", dconf)),
-                )
+                ev = InductionEvent(round_order=round_order, kind="evolved", pattern=_key(c), schema_id=sid,
+                                    previous=_key(old), numbers=numbers)
                 return sid, old, ev
         return None
 

@@ -206,3 +206,18 @@ def test_cli_lists_fields_and_undoes_a_merge(tmp_path, capsys):
     assert main(["fields", "--store", str(path), "--undo", "no_such_label"]) == 2
     assert "no raw attribute 'no_such_label'" in capsys.readouterr().err
     assert main(["fields", "--store", str(path), "--merge", "moist"]) == 2
+
+
+def test_undo_and_merge_refuse_what_would_be_wrong(tmp_path):
+    src = _history(tmp_path)
+    with Store(tmp_path / "m.duckdb") as s:
+        build(s, read_file(src), _deps(), DEFAULT)
+        with pytest.raises(ValueError, match="not merged into another field"):
+            undo_alias(s, "moisture", DEFAULT)  # the field is named after it
+        with pytest.raises(ValueError, match="both recorded"):
+            merge_fields(s, "water", "moisture", DEFAULT)  # two quantities of one record
+        undo_alias(s, "moist", DEFAULT)
+        ev = json.loads(s.con.execute("SELECT evidence FROM field_aliases WHERE raw_attribute = 'moist'").fetchone()[0])
+        assert ev["reason"] == "kept apart by the user" and "abbreviation" in ev["previous"]["evidence"]["reason"]
+        info = {f.name: f for f in field_report(s.con)}["moist"]
+        assert info.labels[0].reason == "kept apart by the user"

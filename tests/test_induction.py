@@ -31,6 +31,7 @@ class XConfig(Config):
     min_schema_attrs: int = 2
     block_fragments: bool = True
     delta_all_conf: bool = True
+    optional_fields: bool = True
 
 
 # ---------------------------------------------------------------------------
@@ -43,6 +44,7 @@ def brute_force(stream, cfg):
     min_size = getattr(cfg, "min_schema_attrs", 2)
     frag = getattr(cfg, "block_fragments", True)
     delta_rule = getattr(cfg, "delta_all_conf", True)
+    optional = getattr(cfg, "optional_fields", True)
     seen: list[frozenset] = []
     schemas: dict[int, frozenset] = {}
     events, after = [], []
@@ -79,6 +81,8 @@ def brute_force(stream, cfg):
         cands = [c for c, n in supp.items() if n >= cfg.theta_s]
 
         def fragment(c, b):
+            if not supp[c]:
+                return False  # as in the module: a pattern never seen is nobody's fragment
             rest = b - c
             return sum(supp[c | {x}] for x in rest) / (len(rest) * supp[c]) >= cfg.theta_a
 
@@ -107,6 +111,18 @@ def brute_force(stream, cfg):
                            for o, b in schemas.items()):
                         continue
                     options.append((-len(c), -ext, tuple(sorted(c)), c))
+                if not options and optional:
+                    # rule 3c: an attribute that travels with the schema (pairs over its single support)
+                    for x in sorted({x for c in cands if len(c) == 1 for x in c} - a):
+                        sx = sup1(x)
+                        own = sum(supp[frozenset((b, x))] / sx >= cfg.theta_e for b in a) / len(a)
+                        if own < 0.5 or max(supp[frozenset((b, x))] for b in a) < cfg.theta_s:
+                            continue
+                        c = a | {x}
+                        if any(o != sid and (c >= b or c <= b or (frag and fragment(c, b)))
+                               for o, b in schemas.items()):
+                            continue
+                        options.append(((-own, -sx, x), (), (), c))
                 if options:
                     c = min(options)[3]
                     events.append((order, "evolved", tuple(sorted(c)), sid, tuple(sorted(a))))
@@ -175,6 +191,7 @@ def configs(draw):
         min_schema_attrs=draw(st.sampled_from([1, 2, 3])),
         block_fragments=draw(st.booleans()),
         delta_all_conf=draw(st.booleans()),
+        optional_fields=draw(st.booleans()),
     )
 
 
@@ -261,7 +278,7 @@ def test_ubiquitous_attribute_not_merged():
 
 def test_evolution_when_new_attribute_stabilizes():
     stream = [SLEEP] * 4 + [SLEEP | {"resting_heart_rate"}] * 30
-    cfg = XConfig(theta_e=0.8)
+    cfg = XConfig(optional_fields=False, theta_e=0.8)
     ind = Inducer(cfg)
     evolved_at = None
     for i, attrs in enumerate(stream, start=1):
@@ -280,13 +297,13 @@ def test_evolution_when_new_attribute_stabilizes():
 
 def test_evolution_threshold_from_config():
     stream = [SLEEP] * 4 + [SLEEP | {"resting_heart_rate"}] * 12  # ext-conf ends at 0.75
-    assert run(stream, XConfig(theta_e=0.8)).schema_map() == {1: tuple(sorted(SLEEP))}
-    assert run(stream, XConfig(theta_e=0.7)).schema_map() == {1: tuple(sorted(SLEEP | {"resting_heart_rate"}))}
+    assert run(stream, XConfig(optional_fields=False, theta_e=0.8)).schema_map() == {1: tuple(sorted(SLEEP))}
+    assert run(stream, XConfig(optional_fields=False, theta_e=0.7)).schema_map() == {1: tuple(sorted(SLEEP | {"resting_heart_rate"}))}
 
 
 def test_evolution_picks_largest_extension():
     stream = [SLEEP] * 4 + [SLEEP | {"x", "y"}] * 30 + [SLEEP | {"x"}] * 2
-    res = run(stream)
+    res = run(stream, XConfig(optional_fields=False))
     assert res.schema_map() == {1: tuple(sorted(SLEEP | {"x", "y"}))}
     assert [e.pattern for e in res.events if e.kind == "evolved"] == [tuple(sorted(SLEEP | {"x", "y"}))]
 
@@ -298,12 +315,13 @@ def test_schemas_that_always_cooccur_do_not_merge():
 
 
 def test_fragment_of_an_evolution_is_not_a_new_schema():
-    """A new attribute starting to accompany a schema: its pairs with schema attributes
+    """The paper's rule 3 alone (optional_fields=False; rule 3c is tested below). A new attribute
+    starting to accompany a schema: its pairs with schema attributes
     reach all-conf before the extension reaches ext-conf; they must not become schemas."""
     stream = [frozenset("ab")] * 4 + [frozenset("abc")] * 20
-    res = run(stream, XConfig(theta_s=4))
+    res = run(stream, XConfig(optional_fields=False, theta_s=4))
     assert res.schema_map() == {1: ("a", "b", "c")}
-    literal = run(stream, XConfig(theta_s=4, block_fragments=False, delta_all_conf=False))
+    literal = run(stream, XConfig(optional_fields=False, theta_s=4, block_fragments=False, delta_all_conf=False))
     assert ("a", "c") in literal.schema_map().values()
     assert ("a", "b") in literal.schema_map().values()
 
@@ -315,11 +333,11 @@ def test_partial_overlap_that_recurs_on_its_own_is_a_schema():
     # heart rate is seen more often in workouts than in sleep reports (8 vs 4 rounds):
     # all-conf keeps it out at discovery (4/8), the workout then evolves to include it
     # once it is specific enough (6/10 >= θ_a), and no schema swallows the other.
-    res = run([shared] * 4 + [workout] * 8)
+    res = run([shared] * 4 + [workout] * 8, XConfig(optional_fields=False))
     assert sorted(res.schema_map().values()) == sorted([tuple(sorted(shared)), tuple(sorted(workout))])
     assert [e.round_order for e in res.events if e.kind == "evolved"] == [10]
     # a partial overlap that occurs only inside rounds of the schema is a fragment
-    ind = Inducer(XConfig())
+    ind = Inducer(XConfig(optional_fields=False))
     for i in range(1, 13):
         ind.update(i, SLEEP if i <= 4 else SLEEP | {"nap"})
     assert ind.support({"deep_sleep", "nap"}) == 8 and ind.all_conf(frozenset({"deep_sleep", "nap"})) >= 0.6
@@ -373,7 +391,7 @@ def test_timeline_statuses():
 def test_timeline_extension_pending_then_evolved():
     rhr = SLEEP | {"resting_heart_rate"}
     stream = [SLEEP] * 4 + [rhr] * 16
-    res = run(stream, XConfig(theta_e=0.8))
+    res = run(stream, XConfig(optional_fields=False, theta_e=0.8))
     rows = {r.round_order: r for r in res.timeline if r.pattern == tuple(sorted(rhr))}
     assert rows[8].status == "extension_pending" and rows[8].ext_conf == pytest.approx(4 / 8)
     assert rows[8].schema_id == 1
@@ -413,7 +431,7 @@ def _stream():
 
 def test_persistence_split_across_file(tmp_path):
     stream = _stream()
-    cfg = XConfig()
+    cfg = XConfig(optional_fields=False)
     whole = reinduce(stream, cfg)
     assert any(e.kind == "evolved" for e in whole.events)
     path = tmp_path / "mem.duckdb"
@@ -557,3 +575,25 @@ def test_reload_drops_unflushed_updates(tmp_path):
         istore.flush()
         assert istore.inducer.state.last_round == 1
         assert istore.update(2, SLEEP).rounds == 2
+
+
+
+def test_optional_field_travels_with_its_schema():
+    """Rule 3c: a field recorded in 60% of a stream's records, never elsewhere, joins its table;
+    with the paper's rule alone (ext-conf 0.6 < θ_e) it never does."""
+    stream = [SLEEP | {"note"} if i % 5 < 3 else SLEEP for i in range(30)]
+    res = run(stream, XConfig())
+    assert res.schema_map() == {1: tuple(sorted(SLEEP | {"note"}))}
+    ev = [e for e in res.events if e.kind == "evolved"]
+    assert len(ev) == 1 and dict(ev[0].numbers)["owned"] == 1.0
+    assert run(stream, XConfig(optional_fields=False)).schema_map() == {1: tuple(sorted(SLEEP))}
+
+
+def test_optional_rule_keeps_ubiquitous_and_shared_fields_out():
+    # "mood" in every round of two streams, "place" shared by both: neither travels with one schema
+    stream = []
+    for i in range(24):
+        base = SLEEP if i % 2 else WORK
+        stream.append(base | {"mood"} | ({"place"} if i % 3 == 0 else set()))
+    res = run(stream, XConfig())
+    assert sorted(res.schema_map().values()) == sorted([tuple(sorted(SLEEP)), tuple(sorted(WORK))])

@@ -25,7 +25,8 @@ def memory_version(store: Store) -> str:
         "(SELECT count(*) FROM rounds WHERE processed), "
         "(SELECT count(*) FROM runs), "
         "(SELECT coalesce(max(updated_order), 0) FROM schemas), "
-        "(SELECT count(*) FROM schemas), (SELECT count(*) FROM qas)"
+        "(SELECT count(*) FROM schemas), (SELECT count(*) FROM qas), "
+        "(SELECT count(*) FROM field_events)"  # an undo or a merge of fields rebuilds the tables
     ).fetchone()
     return "-".join(str(v) for v in row)
 

@@ -107,13 +107,14 @@ def _cards_table():
         ColumnMeta("points", "DOUBLE", unit="points")])
 
 
-@pytest.mark.parametrize("question", ["How many bike rides did I do?", "How far did I ride in total?",
-                                      "How many minutes did I spend riding?", "total cycling distance"])
+@pytest.mark.parametrize("question", ["How many bike rides did I do?", "How far did I bike in total?",
+                                      "How many minutes did I spend on bikes?"])
 def test_category_spellings_and_inflections_match_one_canonical_value(question):
+    # spellings of one value (case, plural, verb form) are one category; no synonyms between words
     ms = match_categories(question, [_activity_table()])
     assert len(ms) == 1 and ms[0].column == "activity"
     f = ms[0].filter()
-    assert f["op"] == "in" and sorted(f["value"]) == ["Bike", "Ride", "bike"]
+    assert f["op"] == "in" and sorted(f["value"]) == ["Bike", "bike"]
 
 
 def test_run_does_not_match_rides():
@@ -123,7 +124,6 @@ def test_run_does_not_match_rides():
 
 @pytest.mark.parametrize("question,want", [
     ("What's my total points haul from all the card rounds I won?", {("winner", "I")}),
-    ("In how many rounds of cards did I come out on top?", {("winner", "I")}),
     ("How many rounds did I win against Leo?", {("winner", "I"), ("opponent", "Leo")}),
     ("How many points did Sam win in total?", {("winner", "Sam")}),
     ("When did I last play cards with Leo?", {("opponent", "Leo")}),

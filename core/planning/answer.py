@@ -101,6 +101,11 @@ def scope_text(args: dict) -> str:
                 word = {"=": "on", ">": "after", ">=": "since", "<": "before", "<=": "until"}.get(op, op)
                 parts.append(f"{word} {fmt_day(d)}")
                 continue
+        if op in ("=", "in") and (isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v))):
+            # a category names the rows: "(ride)", not "where activity = ride"
+            vals = v if isinstance(v, list) else [v]
+            parts.append(f"({' / '.join(dict.fromkeys(str(x) for x in vals[:3]))})")
+            continue
         shown = ", ".join(map(str, v)) if isinstance(v, list) else fmt_num(v) if isinstance(v, float) else str(v)
         conds.append(f"{words(str(col))} {op} {shown}")
     out = " ".join(parts)
@@ -115,6 +120,56 @@ def n_days_one(v: dict) -> bool:
 
 def _unit(u: str | None) -> str:
     return f" {u}" if u else ""
+
+
+def plural(noun: str, n: int = 2) -> str:
+    """English plural of a noun phrase's last word ('harvest' -> harvests, 'entry' -> entries)."""
+    if n == 1 or not noun:
+        return noun
+    head, _, last = noun.rpartition(" ")
+    if last.endswith("s") and not last.endswith("ss"):
+        p = last
+    elif re.search(r"(?:s|x|z|ch|sh)$", last):
+        p = last + "es"
+    elif re.search(r"[^aeiou]y$", last):
+        p = last[:-1] + "ies"
+    else:
+        p = last + "s"
+    return f"{head} {p}" if head else p
+
+
+def rows_noun(table: str | None, n: int, asked: str | None = None) -> str:
+    """'18 harvests': the counted noun of the question when it names rows, else the table's own noun
+    (its name without _log), never 'days' for rounds."""
+    from .columns import record_noun
+
+    base = (asked or "").strip().lower()
+    if not base or base in ("times", "time"):
+        base = record_noun(table) if table else "record"
+    return f"{n} {plural(base, n) if not base.endswith('s') or n == 1 else base}"
+
+
+def period_text(first, last) -> str:
+    """'3 May - 29 Aug 2026' (one day: 'on 3 May 2026'); '' without times."""
+    a, b = _day(first), _day(last)
+    if not a or not b:
+        return ""
+    if a == b:
+        return f"on {fmt_day(a)}"
+    return f"{fmt_day(a)} - {fmt_day(b)}"
+
+
+def _unitish(noun: str) -> bool:
+    from .columns import asked_units
+
+    return bool(asked_units(noun))
+
+
+def _deciding_first(rounds: tuple[str, ...], deciding) -> tuple[str, ...]:
+    """The evidence rounds with the round that decided a latest/first/extreme value first."""
+    if not deciding:
+        return rounds
+    return tuple(dict.fromkeys((str(deciding),) + tuple(rounds)))
 
 
 class RuleAnswerer:
@@ -150,14 +205,18 @@ class RuleAnswerer:
             v = s.value or {}
             op, n, val, unit = v.get("operator"), v.get("n_rows", 0), v.get("value"), v.get("unit")
             col = words(str(v.get("column", "")))
+            asked = (a.how_many_noun or "").lower()
+            if asked and (asked in ("times", "time") or _unitish(asked)):
+                asked = ""
             if op == "count":
-                asked = (a.how_many_noun or "").lower()
-                noun = asked if asked.endswith("s") and asked not in ("times", "is", "was") else "times"
-                return Answer(f"{n} {noun}{scope_sfx}", "computed", 1.0, ids, rounds)
+                noun = rows_noun(s.table, n, asked)
+                return Answer(f"{noun}{scope_sfx}", "computed", 1.0, ids, rounds)
             if not n or val is None:
                 return Answer(f"{REFUSAL}: no {col} records{scope_sfx}.", "refusal", 0.0, ids, rounds, refused=True)
-            days = v.get("n_days", 0)
-            noun = f"{n} day{'s' if n != 1 else ''}" if days == n else f"{n} record{'s' if n != 1 else ''}"
+            noun = rows_noun(s.table, n)
+            period = period_text(v.get("first_time"), v.get("last_time"))
+            if period and not scope:
+                noun = f"{noun}, {period}"
             if op == "avg":
                 text = f"{fmt_num(val)}{_unit(unit)} on average over {noun}{scope_sfx}"
             elif op == "sum":
@@ -167,12 +226,14 @@ class RuleAnswerer:
                     text = f"{fmt_num(val)}{_unit(unit)}{scope_sfx}"
             elif op in ("min", "max"):
                 at = v.get("at_time")
+                rounds = _deciding_first(rounds, v.get("at_source"))
                 text = (f"{fmt_num(val)}{_unit(unit)} ({'lowest' if op == 'min' else 'highest'}"
                         f"{', on ' + fmt_when(at) if at else ''}){scope_sfx}")
                 if a.asks_date and at:
                     text = f"{fmt_when(at)} ({fmt_num(val)}{_unit(unit)})"
             elif op in ("first", "latest"):
                 t = v.get("first_time") if op == "first" else v.get("last_time")
+                rounds = _deciding_first(rounds, v.get("first_source") if op == "first" else v.get("last_source"))
                 shown = fmt_num(val) if not isinstance(val, str) else val
                 if isinstance(val, str) and _day(val) and a.asks_date:
                     text = fmt_when(val)

@@ -1,69 +1,65 @@
-"""Choosing columns (and categorical values) for a question by embedding + BM25 over metadata.
+"""Choosing columns (and categorical values) for a question by meaning: hybrid h over column metadata.
 
-Each candidate column is described by its name, unit and description (plus
-its table's name); the question words left after intent analysis are scored
-against these with the same hybrid h as the planning context, plus a small
-prior for tables the context ranked high. A column *supports* the question
-only when it shares a word (after light stemming and a few generic quantity
-synonyms such as far -> distance) or its cosine is high; otherwise the
-planner falls back to retrieval instead of computing over a wrong column.
+Every attribute column of the tables in the planning context is one candidate,
+described by what names it: the column name, its aliases (raw labels merged
+into its field by field alignment and the labels as written in the rounds),
+its unit with the unit's spellings and dimension, its table's name and
+description and, for text columns, a few values. The question's target phrase
+is scored against each with the paper's hybrid h = λ·cos + (1-λ)·BM25
+(λ = Config.lambda_meta, BM25 min-max normalized over the candidates), at
+column level. A unit the question names ("in hours", "how many grams") is a
+hard constraint through unit dimensions; an adjective of measure ("long",
+"far", "heavy") implies a dimension softly. A column *supports* the question
+only when it shares a word with the phrase (its name, an alias, its unit; an
+abbreviation counts: "temp" meets "temperature") or its cosine is high;
+otherwise the planner falls back to retrieval instead of computing over a
+wrong column. Nothing here knows any history's subject matter.
 """
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 import numpy as np
 
 from .metadata import ColumnMeta, TableMeta, words
-from .scoring import bm25_raw, minmax, stem, tokens
+from .scoring import BM25Index, minmax, stem, tokens
 
-# Generic quantity words -> words that name such quantities in metadata (not any one history's attributes).
-SYNONYMS = {
-    "far": ("distance", "km", "mile", "kilometer", "meter"),
-    "long": ("duration", "hour", "minute", "length", "time", "distance"),
-    "heavy": ("weight", "kg", "lb", "pound"),
-    "weigh": ("weight", "kg", "lb", "pound"),
-    "fast": ("speed", "pace"),
-    "quick": ("speed", "pace", "duration"),
-    "spend": ("cost", "price", "amount", "spent", "expense", "spending"),
-    "spent": ("cost", "price", "amount", "spend", "expense", "spending"),
-    "cost": ("price", "amount", "spent", "expense"),
-    "pay": ("cost", "price", "amount", "spent"),
-    "paid": ("cost", "price", "amount", "spent"),
-    "hot": ("temperature",), "cold": ("temperature",), "warm": ("temperature",),
-    "tall": ("height",), "big": ("size",), "old": ("age",),
-    "money": ("cost", "price", "amount", "spent"),
-    "pulse": ("heart", "bpm", "rate"), "bp": ("blood", "pressure", "mmhg"), "fever": ("temperature",),
-    "rest": ("sleep",), "calorie": ("kcal", "calories"), "walk": ("step",), "sugar": ("glucose",),
-    # kinds of record -> what their tables are named or described by (general fitness vocabulary)
-    "workout": ("activity", "exercise", "training"),
-    "exercise": ("activity", "workout", "training"), "training": ("activity", "workout", "exercise"),
-    "train": ("activity", "workout", "exercise", "training"),
-}
-UNIT_WORDS = {
-    "km": ("kilometer", "kilometre", "km"), "mi": ("mile",), "mile": ("mile",), "h": ("hour", "hr"),
-    "hr": ("hour",), "hour": ("hour", "hr"), "min": ("minute", "min"), "minute": ("minute", "min"),
-    "s": ("second", "sec"), "sec": ("second",), "kg": ("kilogram", "kilo", "kg"), "lb": ("pound", "lb"),
-    "bpm": ("bpm", "beat", "heart"), "%": ("percent", "percentage"), "kcal": ("calorie", "kcal"),
-    "cal": ("calorie",), "m": ("meter", "metre"), "g": ("gram",), "mmhg": ("mmhg", "pressure"),
-    "usd": ("dollar", "usd"), "$": ("dollar",), "eur": ("euro",), "l": ("liter", "litre"),
-    "ml": ("milliliter", "ml"), "step": ("step",),
+# English adjectives (and their "how X" questions) of measure -> the dimension they speak of. Grammar of
+# measurement, not any domain: "how long / the longest" is a duration unless a distance is named.
+MEASURE_ADJECTIVES = {
+    "long": "duration", "short": "duration", "quick": "duration", "far": "distance", "distant": "distance",
+    "heavy": "mass", "light": "mass", "weigh": "mass", "hot": "temperature", "cold": "temperature",
+    "warm": "temperature", "cool": "temperature", "fast": "speed", "slow": "speed",
+    "expensive": "currency", "cheap": "currency", "cost": "currency", "pay": "currency", "paid": "currency",
+    "spend": "currency", "spent": "currency", "money": "currency", "price": "currency",
+    "loud": "level", "big": None, "large": None, "small": None,
 }
 COS_SUPPORT = 0.45
 SCAFFOLD = frozenset({"day", "date", "week", "month", "year", "time", "which", "value", "record", "entry", "log",
-                      "ever", "recorded", "record"})
+                      "ever", "recorded", "record", "total", "average", "mean", "avg", "sum", "number",
+                      "amount", "latest", "first", "last", "recent", "highest", "lowest", "most", "least",
+                      "overall", "altogether", "combined", "typical", "usual", "per", "each", "every"})
 GENERIC_NAME_WORDS = frozenset({"avg", "average", "mean", "total", "max", "min", "num", "number", "count", "value",
-                                "level", "amount"})
+                                "level", "amount", "no", "nr"})
+# table-name words that say "rows of" rather than what the rows are
+RECORD_WORDS = frozenset({"log", "logs", "entry", "entries", "record", "records", "table", "data", "reading",
+                          "readings", "report"})
 
-
-# Conversions between canonical units of one dimension (core.extract.normalize keeps km and mi apart).
-_CROSS = {("mi", "km"): 1.609344, ("km", "mi"): 1 / 1.609344, ("lb", "kg"): 0.45359237, ("kg", "lb"): 2.20462262,
-          ("m", "km"): 0.001, ("km", "m"): 1000.0, ("g", "kg"): 0.001, ("kg", "g"): 1000.0,
-          ("min/mi", "min/km"): 1 / 1.609344, ("min/km", "min/mi"): 1.609344}
+# SI prefixes and a few exact non-SI factors between canonical units of one dimension
+_PREFIX = {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "h": 1e2, "d": 1e-1, "c": 1e-2, "m": 1e-3, "µ": 1e-6,
+           "u": 1e-6, "n": 1e-9}
+_CROSS = {("mi", "km"): 1.609344, ("lb", "kg"): 0.45359237, ("oz", "g"): 28.349523125, ("ft", "m"): 0.3048,
+          ("in", "cm"): 2.54, ("yd", "m"): 0.9144, ("st", "kg"): 6.35029318, ("gal", "L"): 3.785411784,
+          ("qt", "L"): 0.946352946, ("fl oz", "mL"): 29.5735295625, ("min/mi", "min/km"): 1 / 1.609344,
+          ("mph", "km/h"): 1.609344, ("m/s", "km/h"): 3.6, ("psi", "kPa"): 6.894757, ("bar", "kPa"): 100.0,
+          ("mmHg", "kPa"): 0.133322, ("kcal", "kJ"): 4.184, ("cal", "J"): 4.184}
 _UNIT_SPELLINGS = {"kilometres": "km", "kilometers": "km", "kilometre": "km", "kilometer": "km",
                    "percent": "%", "percentage": "%", "beats": "bpm", "hrs": "h"}
+_AMBIGUOUS_UNIT_WORDS = frozenset({"h", "m", "s", "g", "l", "x", "min", "max", "mi", "in", "a", "b", "st", "no",
+                                   "v", "j", "t", "ft", "oz", "d", "c", "k"})
 
 
 def unit_info(unit: str | None):
@@ -72,10 +68,10 @@ def unit_info(unit: str | None):
         return None
     from ..extract.normalize import parse_unit  # the extractor's unit table: one vocabulary
 
-    u = unit.strip().lower()
-    u = _UNIT_SPELLINGS.get(u, u)
+    u = unit.strip()
+    u = _UNIT_SPELLINGS.get(u.lower(), u)
     info = parse_unit(u)
-    if info is None and u.endswith("s"):
+    if info is None and u.lower().endswith("s") and len(u) > 2:
         info = parse_unit(u[:-1])
     return info
 
@@ -83,6 +79,33 @@ def unit_info(unit: str | None):
 def unit_dimension(unit: str | None) -> str | None:
     info = unit_info(unit)
     return info.dimension if info else None
+
+
+def _split_prefix(unit: str) -> list[tuple[float, str]]:
+    out = [(1.0, unit)]
+    if len(unit) > 1 and unit[0] in _PREFIX:
+        out.append((_PREFIX[unit[0]], unit[1:]))
+    return out
+
+
+def _canon_factor(a: str, b: str) -> float | None:
+    """How many b one a is, for canonical units of one dimension (km -> m: 1000; mi -> km: 1.609)."""
+    if a == b:
+        return 1.0
+    for fa, ba in _split_prefix(a):
+        for fb, bb in _split_prefix(b):
+            if ba == bb and not (fa == 1.0 and fb == 1.0):
+                return fa / fb
+    for (x, y), k in _CROSS.items():
+        for fa, ba in _split_prefix(a):
+            for fb, bb in _split_prefix(b):
+                for fx, bx in _split_prefix(x):
+                    for fy, by in _split_prefix(y):
+                        if (ba, bb) == (bx, by):
+                            return fa / fx * k * fy / fb
+                        if (ba, bb) == (by, bx):
+                            return fa / fy / k * fx / fb
+    return None
 
 
 def convert(value: float, from_unit: str | None, to_unit: str | None) -> float | None:
@@ -93,28 +116,48 @@ def convert(value: float, from_unit: str | None, to_unit: str | None) -> float |
         return None
     canon = value * a.factor  # in a's canonical unit
     if a.unit != b.unit:
-        k = _CROSS.get((a.unit, b.unit))
+        k = _canon_factor(a.unit, b.unit)
         if k is None:
             return None
         canon *= k
     return canon / b.factor
 
 
+def _spellings() -> dict[tuple[str, float], set[str]]:
+    from ..lexicon import UNITS
+
+    out: dict[tuple[str, float], set[str]] = {}
+    for name, (canon, _dim, factor) in UNITS.items():
+        out.setdefault((canon, factor), set()).add(name.lower())
+    return out
+
+
+_SPELL_CACHE: dict = {}
+
+
 def unit_tokens(unit: str | None) -> set[str]:
+    """Words that name a unit: its own tokens, every spelling of the same unit in the lexicon
+    ("min" -> minute, minutes, mins) and its dimension's name ("duration")."""
     if not unit:
         return set()
-    u = unit.strip().lower()
-    out = {stem(t) for t in re.findall(r"[a-z0-9%$]+", u)}
-    out |= set(UNIT_WORDS.get(u, ()))
-    out |= {w for t in list(out) for w in UNIT_WORDS.get(t, ())}
-    return {stem(t) for t in out}
+    out = {stem(t) for t in re.findall(r"[a-z0-9%$]+", unit.strip().lower())}
+    info = unit_info(unit)
+    if info is not None:
+        if "sp" not in _SPELL_CACHE:
+            _SPELL_CACHE["sp"] = _spellings()
+        for sp in _SPELL_CACHE["sp"].get((info.unit, info.factor), ()):
+            out |= {stem(t) for t in re.findall(r"[a-z0-9%$]+", sp) if len(t) > 1}
+        out.add(stem(info.dimension.split("_")[0]))
+    return out
 
 
 def expand(toks: Sequence[str]) -> set[str]:
+    """Query tokens plus the dimension an adjective of measure implies ('long' -> duration)."""
     out = set(toks)
     for t in toks:
-        out |= {stem(s) for s in SYNONYMS.get(t, ())}
-        out |= {stem(s) for s in UNIT_WORDS.get(t, ())}
+        d = MEASURE_ADJECTIVES.get(t)
+        if d:
+            out.add(stem(d))
     return out
 
 
@@ -123,39 +166,51 @@ _FUNCTION_WORDS = frozenset(tokens("what which was were is are did do does my ou
                                    "over during from by per", keep_stopwords=True))
 
 
-def expand_abbreviations(text: str) -> str:
-    """Abbreviations as the extractor spells them out: 'CV' -> variability, 'HR' -> heart rate."""
-    from ..extract.normalize import WORD_MAP
-
-    def sub(m: re.Match) -> str:
-        w = m.group(0)
-        rep = WORD_MAP.get(w.lower())
-        # abbreviations ("cv", "hr") and one-word spelling variants ("colour" -> color)
-        return rep if rep and (len(w) <= 4 or " " not in rep) and rep not in ("min", "max") else w
-    return re.sub(r"[A-Za-z]+", sub, text)
-
-
 def question_words(text: str) -> list[str]:
-    """The question's words in order, stemmed, abbreviations spelled out (for phrase matching)."""
-    text = re.sub(r"\bwork(?:ing|ed|s)?\s+out\b", "workout", text, flags=re.IGNORECASE)
-    return [stem(w) for w in re.findall(r"[a-z0-9%]+", expand_abbreviations(text).lower())]
+    """The question's words in order, stemmed (for phrase matching)."""
+    return [stem(w) for w in re.findall(r"[a-z0-9%]+", text.lower())]
 
 
 def asked_dimensions(seq: Sequence[str]) -> set[str]:
     """Dimensions of the unit words a question uses ('how many hours' -> duration, 'in km' -> distance)."""
     out = set()
     for w in seq:
-        if w in ("h", "m", "s", "g", "l", "x", "min", "max", "mi"):
+        if w.lower() in _AMBIGUOUS_UNIT_WORDS or len(w) < 2:
             continue  # one-letter and ambiguous abbreviations are too often something else
         d = unit_dimension(w)
-        if d and d not in ("count", "ratio", "dose"):
+        if d and d not in ("ratio", "dose", "level"):
             out.add(d)
+    return out
+
+
+def asked_units(text: str) -> list[str]:
+    """The unit words of a phrase, in order ('how many hours' -> ['hours'])."""
+    out = []
+    for w in re.findall(r"[a-z%$€£]+(?:/[a-z]+)?", text.lower()):
+        if w in _AMBIGUOUS_UNIT_WORDS or len(w) < 2 and w not in "%$€£":
+            continue
+        d = unit_dimension(w)
+        if d and d not in ("ratio", "dose", "level"):
+            out.append(w)
     return out
 
 
 def _contains(seq: Sequence[str], phrase: Sequence[str]) -> bool:
     n = len(phrase)
     return any(list(seq[i:i + n]) == list(phrase) for i in range(len(seq) - n + 1))
+
+
+def abbreviates(short: str, long: str) -> bool:
+    """'temp' abbreviates 'temperature', 'moist' 'moisture', 'qty' 'quantity' (a prefix of at least 3
+    letters, or the word's first letter then some of its consonants in order, for 2-4 letters)."""
+    if short == long or len(short) >= len(long):
+        return False
+    if len(short) >= 3 and long.startswith(short):
+        return True
+    if 2 <= len(short) <= 4 and short[0] == long[0] and not re.search(r"[aeiou]", short[1:]):
+        it = iter(long[1:])
+        return all(ch in it for ch in short[1:])
+    return False
 
 
 @dataclass(frozen=True)
@@ -165,92 +220,163 @@ class ColumnChoice:
     score: float
     cos: float
     bm25: float
-    overlap: int  # shared words (question vs column name/unit/description)
+    overlap: int  # shared words (question vs the column's name, aliases, unit)
     supported: bool
+    dimension: str | None = None
+
+    def show(self) -> str:
+        return (f"{self.table}.{self.column} h={self.score:.2f} (cos {self.cos:.2f}, bm25 {self.bm25:.2f}"
+                f"{', ' + self.dimension if self.dimension else ''}{'' if self.supported else ', unsupported'})")
+
+
+def table_words(table_name: str) -> list[str]:
+    return [w for w in tokens(table_name) if w not in RECORD_WORDS]
+
+
+def record_noun(table_name: str) -> str:
+    """What a table's rows are called: its name without '_log' & co ('harvest_log' -> 'harvest')."""
+    parts = [p for p in re.split(r"[_\W]+", table_name.lower()) if p]
+    kept = [p for p in parts if p not in RECORD_WORDS] or parts
+    return " ".join(kept)
+
+
+def name_tokens(col: ColumnMeta) -> set[str]:
+    """Tokens of the column's own names: its name and aliases."""
+    out = set(tokens(col.name))
+    for a in col.aliases:
+        out |= set(tokens(a))
+    return out
 
 
 def embed_text(col: ColumnMeta, table_name: str = "") -> str:
-    """What a column's embedding sees: name, unit and description, each word once (repeats would
-    weigh a word twice), without description words that only repeat the table's name."""
-    drop = set(tokens(table_name)) - set(tokens(col.name))
-    seen: list[str] = list(words(col.name).split()) + ([col.unit] if col.unit else [])
-    for w in col.description.split():
-        if w.lower() not in (x.lower() for x in seen) and not (set(tokens(w)) & drop):
-            seen.append(w)
+    """What a column's embedding sees: its name and aliases, unit, description and its table's name,
+    each word once (repeats would weigh a word twice)."""
+    seen: list[str] = []
+    low: set[str] = set()
+
+    def add(text: str):
+        for w in str(text).replace("_", " ").split():
+            if w.lower() not in low:
+                low.add(w.lower())
+                seen.append(w)
+    add(words(col.name))
+    for a in col.aliases[:4]:
+        add(a)
+    if col.unit:
+        add(f"({col.unit})")
+    if col.description:
+        add(col.description)
+    if table_name:
+        add("of " + " ".join(table_words(table_name)))
+    if col.dtype == "VARCHAR" and col.samples:
+        add("e.g. " + ", ".join(col.samples[:3]))
     return " ".join(seen)
 
 
-def column_tokens(col: ColumnMeta, table_name: str = "") -> set[str]:
-    """Words that name a column's quantity. Description words that only repeat the table's name
-    ("workout duration" in table workout) describe the rows, not this column, so they are left out."""
-    desc = set(tokens(col.description)) - (set(tokens(table_name)) - set(tokens(col.name)))
-    return set(tokens(col.name)) | desc | unit_tokens(col.unit)
+def column_tokens(col: ColumnMeta, table_name: str = "", description: str = "") -> list[str]:
+    """The column's BM25 document: its names (twice: they name this column, the rest names its table),
+    unit words, description, table name and description, and text values."""
+    own = sorted(name_tokens(col)) + sorted(unit_tokens(col.unit))
+    doc = own + own + tokens(col.description) + table_words(table_name) + tokens(description)
+    if col.dtype == "VARCHAR":
+        for v in (col.categories or col.samples)[:6]:
+            doc += tokens(str(v))
+    return doc
+
+
+_INDEX_CACHE: "OrderedDict[tuple, tuple]" = OrderedDict()
+_INDEX_CACHE_MAX = 32
+
+
+def _column_index(cands: Sequence[tuple[TableMeta, ColumnMeta]]):
+    """(docs, BM25 index, vocabulary, own-name tokens per column) for a candidate set, cached by the
+    candidates' metadata (the tables' metadata, not the history: its cost does not grow with rounds)."""
+    key = tuple((t.table_name, t.description, c.name, c.unit, c.aliases, c.description,
+                 c.categories[:6] if c.dtype == "VARCHAR" else ()) for t, c in cands)
+    hit = _INDEX_CACHE.get(key)
+    if hit is not None:
+        _INDEX_CACHE.move_to_end(key)
+        return hit
+    docs = [column_tokens(c, t.table_name, t.description) for t, c in cands]
+    own = [name_tokens(c) | unit_tokens(c.unit) for _, c in cands]
+    vocab = sorted({w for d in docs for w in d})
+    val = (docs, BM25Index(docs), vocab, own)
+    _INDEX_CACHE[key] = val
+    if len(_INDEX_CACHE) > _INDEX_CACHE_MAX:
+        _INDEX_CACHE.popitem(last=False)
+    return val
+
+
+def query_tokens(text: str, vocab: Sequence[str]) -> list[str]:
+    """The phrase's content tokens, plus the vocabulary words they abbreviate or are abbreviations of."""
+    qt = [t for t in tokens(text) if t not in SCAFFOLD]
+    out = list(qt)
+    for t in set(qt):
+        for w in vocab:
+            if w != t and (abbreviates(t, w) or abbreviates(w, t)):
+                out.append(w)
+    return sorted(expand(out))
 
 
 def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[str]], np.ndarray],
                   encode_query: Callable[[str], np.ndarray], lam: float, *,
                   dtypes: tuple[str, ...] = ("DOUBLE",), table_prior: dict[str, float] | None = None,
                   exclude: set[tuple[str, str]] = frozenset(), dimension: str | None = None,
-                  long_means: str = "duration") -> list[ColumnChoice]:
-    """Rank the attribute columns of `tables` (of the given types) for `text`, best first."""
+                  implied: str | None = None) -> list[ColumnChoice]:
+    """Rank the attribute columns of `tables` (of the given types) for `text`, best first.
+
+    `dimension`: a unit dimension the question names (a hard constraint: columns of another
+    dimension are left out when any column has it); `implied`: a dimension the question's words
+    suggest (an adjective of measure; a preference, not a constraint)."""
     cands = [(t, c) for t in tables for c in t.attribute_columns()
              if c.dtype in dtypes and (t.table_name, c.name) not in exclude]
     if not cands:
         return []
-    raw_text = text
-    seq = question_words(raw_text)
-    dims = asked_dimensions(seq)
+    dims = {dimension} if dimension else set()
+    if not dims:
+        dims = asked_dimensions(question_words(text))
+    if dims:
+        hard = [(t, c) for t, c in cands if unit_dimension(c.unit) in dims]
+        if hard:
+            cands = hard
+    docs, index, vocab, own = _column_index(cands)
+    qtok = query_tokens(text, vocab)
+    qset = set(qtok)
+    seq = question_words(text)
     head = next((w for w in reversed(seq) if w not in SCAFFOLD and w not in _FUNCTION_WORDS), None)
-    how = re.search(r"\bhow\s+(long|much)\b|\b(long|much)\b", raw_text.lower())
-    how_word = (how[1] or how[2]) if how else None
-    spend = bool(re.search(r"\b(?:spen[dt]|take|took|last(?:ed)?|train(?:ed)?)\b", raw_text.lower()))
-    qtok = [t for t in tokens(expand_abbreviations(re.sub(r"\bwork(?:ing|ed|s)?\s+out\b", "workout", text,
-                                                          flags=re.IGNORECASE))) if t not in SCAFFOLD]
-    qexp = expand(qtok)
     # the embedding sees the content words only: question scaffolding ("which day did I") is noise here
-    text = " ".join(w for w in re.findall(r"[A-Za-z0-9%]+", text) if stem(w.lower()) in set(qtok)) or text
-    docs = [sorted(column_tokens(c, t.table_name)) for t, c in cands]
+    etext = " ".join(w for w in re.findall(r"[A-Za-z0-9%]+", text) if stem(w.lower()) in qset) or text
     vecs = embed([embed_text(c, t.table_name) for t, c in cands])
-    qv = encode_query(text)
+    qv = encode_query(etext)
     cos = vecs @ qv
-    bm = minmax(bm25_raw(sorted(qexp), docs))
+    bm = minmax(index.scores(qtok))
     prior = table_prior or {}
     pvals = np.array([prior.get(t.table_name, 0.0) for t, _ in cands])
     pnorm = minmax(pvals) if len(set(pvals.tolist())) > 1 else np.zeros(len(cands))
+    if implied is None:
+        implied = next((MEASURE_ADJECTIVES[w] for w in seq if MEASURE_ADJECTIVES.get(w)), None)
     out = []
     for i, (t, c) in enumerate(cands):
-        ctoks = column_tokens(c, t.table_name)
-        overlap = len(qexp & ctoks)
-        # a name word the question does not use ("deep" in deep_sleep for "how much did I sleep")
-        # suggests a more specific quantity than the one asked about
         cdim = unit_dimension(c.unit)
-        # words that only name the dimension are implied by "how long/much" or by the unit a condition
-        # uses (`dimension`): "sleep under 7 hours" is about sleep_duration as much as sleep
-        implied = dimension if dimension == cdim else cdim if how else None
-        covered = {"duration", "time", "length"} if implied == "duration" else \
-            {"distance", "length"} if implied == "distance" else set()
-        uncovered = len(set(tokens(c.name)) - qexp - unit_tokens(c.unit) - GENERIC_NAME_WORDS - covered)
-        score = (lam * float(cos[i]) + (1 - lam) * float(bm[i]) + 0.15 * float(pnorm[i]) + 0.1 * min(overlap, 2)
-                 - 0.15 * min(uncovered, 2))
-        name_words = [stem(w) for w in c.name.lower().split("_") if w]
-        if len(name_words) >= 2 and _contains(seq, name_words):
-            score += min(0.4, 0.12 * len(name_words))  # the column's whole name is in the question
-            overlap += 1
-        if head and head in set(tokens(c.name)) | unit_tokens(c.unit):
-            score += 0.25  # the phrase's last word (its head) names the quantity ("glucose variability")
-        if dims:
-            if cdim in dims:
-                score += 0.3  # "how many hours", "in km", "what percentage": the unit names the column
-                overlap += 1
-            elif cdim is not None:
-                score -= 0.1
-        elif how and cdim in ("duration", "distance"):
-            # "how much did I sleep", "how long did I spend" (time); "how long / the longest" is a
-            # distance for runs and rides (`long_means`, decided by the caller), else a time
-            want = "duration" if how_word == "much" or spend else long_means
-            score += 0.3 if cdim == want else 0.0
-        out.append(ColumnChoice(t.table_name, c.name, score, float(cos[i]), float(bm[i]), overlap,
-                                overlap > 0 or float(cos[i]) >= COS_SUPPORT))
+        overlap = len(qset & own[i]) + (1 if dims and cdim in dims else 0)  # the unit asked names it
+        score = lam * float(cos[i]) + (1 - lam) * float(bm[i]) + 0.1 * float(pnorm[i])
+        # a name word the phrase does not use ("deep" in deep_sleep for "how much did I sleep") suggests
+        # a more specific quantity than the one asked about
+        covered = {stem(cdim.split("_")[0])} if cdim else set()
+        names = [set(tokens(c.name))] + [set(tokens(a)) for a in c.aliases]
+        uncovered = min(len(n - qset - GENERIC_NAME_WORDS - covered - unit_tokens(c.unit)) for n in names)
+        score -= 0.2 * min(uncovered, 2)
+        for nm in [c.name] + list(c.aliases):
+            parts = [stem(w) for w in re.findall(r"[a-z0-9]+", nm.lower().replace("_", " "))]
+            if len(parts) >= 2 and _contains(seq, parts):
+                score += min(0.3, 0.1 * len(parts))  # a whole name of the column is in the question
+                break
+        if head and head in own[i]:
+            score += 0.15  # the phrase's last word (its head) names the quantity
+        if implied and cdim == implied:
+            score += 0.15
+        out.append(ColumnChoice(t.table_name, c.name, round(score, 4), round(float(cos[i]), 4),
+                                round(float(bm[i]), 4), overlap, overlap > 0 or float(cos[i]) >= COS_SUPPORT, cdim))
     out.sort(key=lambda x: -x.score)
     return out
 
@@ -270,9 +396,6 @@ class CategoryMatch:
         return {"column": self.column, "op": "in", "value": list(vals)}
 
 
-# Phrases that mean a verb a column may be named after ("came out on top" = won -> winner).
-VERB_PHRASES = {r"\bcame\s+out\s+on\s+top\b|\bcome\s+out\s+on\s+top\b|\bbeat\b|\bwas\s+victorious\b": "win",
-                r"\blost\s+to\b": "lose"}
 SELF_WORDS = frozenset({"i", "me", "myself", "my", "mine"})
 
 
@@ -286,8 +409,6 @@ def _canon_word(w: str) -> str:
 def _canon_tokens(text: str) -> list[str]:
     """The question's words in canonical form ('rides' -> ride, 'I' -> me, 'won' -> win)."""
     low = text.lower()
-    for pat, verb in VERB_PHRASES.items():
-        low = re.sub(pat, f" {verb} ", low)
     low = re.sub(r"['\u2019]s\b", "", low)  # "my first ride's distance"
     return [_canon_word(w) for w in re.findall(r"[a-z][a-z'0-9]*", low)]
 

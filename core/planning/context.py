@@ -112,6 +112,42 @@ class ContextBuilder:
                 cur.close()
             return self._catalog
 
+    def attributes(self) -> list[tuple[str, tuple[str, ...], str | None, int]]:
+        """Every attribute of the observations with its labels as written, most common unit and count
+        (for quantities that live only in one-off rounds, outside any table); cached until the tables
+        or the number of observations change."""
+        cur = self.con.cursor()
+        try:
+            key = (self._sig, cur.execute("SELECT count(*) FROM observations").fetchone()[0])
+            if getattr(self, "_attr_key", None) == key:
+                return self._attrs
+            rows = cur.execute(
+                "SELECT attribute, list(DISTINCT label) FILTER (WHERE label IS NOT NULL), mode(unit), count(*) "
+                "FROM observations WHERE number IS NOT NULL GROUP BY attribute").fetchall()
+        except duckdb.Error:
+            return []
+        finally:
+            cur.close()
+        self._attrs = [(r[0], tuple(str(x) for x in (r[1] or ())[:6]), r[2], int(r[3])) for r in rows]
+        self._attr_key = key
+        return self._attrs
+
+    def round_observations(self, round_ids: list[str]) -> list[tuple]:
+        """(round_id, attribute, label, number, unit, time) of the numeric observations of these rounds."""
+        if not round_ids:
+            return []
+        cur = self.con.cursor()
+        try:
+            return cur.execute(
+                "SELECT o.round_id, o.attribute, o.label, o.number, o.unit, r.time FROM observations o "
+                "JOIN rounds r ON r.round_id = o.round_id WHERE o.number IS NOT NULL "
+                "AND o.round_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY r.time, o.round_id, o.seq",
+                [list(round_ids)]).fetchall()
+        except duckdb.Error:
+            return []
+        finally:
+            cur.close()
+
     def embed(self, texts: list[str]) -> np.ndarray:
         """Embeddings for metadata texts, each text encoded once per builder."""
         keys = [hashlib.sha1(t.encode()).hexdigest() for t in texts]

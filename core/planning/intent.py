@@ -24,8 +24,10 @@ SUPERLATIVE_BASE = {"longest": "long", "shortest": "long", "furthest": "far", "f
                     "heaviest": "heavy", "lightest": "heavy", "fastest": "fast", "slowest": "fast", "hottest": "hot",
                     "coldest": "cold", "warmest": "warm", "coolest": "cold", "biggest": "big", "smallest": "big",
                     "largest": "big"}
-_AVG = (r"\b(average|avg|mean|typical(?:ly)?|usually|on average|per (?:day|night|week|session|run))\b|"
+# "per X" asks for an average over X's records ("per harvest", "per night", "per item")
+_AVG = (r"\b(average|avg|mean|typical(?:ly)?|usually|on average|per (?:[a-z]+))\b|"
         r"^\s*(averaged)\b|\bdid\s+(?:i|we)\s+(average)\b")
+PER = re.compile(r"\b(?:per|for each|for every|each)\s+(?!cent\b)([a-z]+)")
 _SUM = r"\b(total|in total|altogether|combined|sum|cumulative(?:ly)?|overall|all together)\b"
 _TREND = (r"\b(trend\w*|chang\w*|increas\w*|decreas\w*|go(?:ne|ing)? (?:up|down)|went (?:up|down)|improv\w*|"
           r"worsen\w*|(?:get|getting|got) (?:better|worse)|evolv\w*|progress\w*|over time|ris(?:e|en|ing)|rose|"
@@ -215,9 +217,12 @@ _VERBISH = frozenset("went goes got came ran rode took made spent slept won lost
                      "under more less than".split())
 
 
-_VERSUS = re.compile(r"\b(?:did|do|have|has|had|was|were)\s+(?:i|we)\s+\w+\s+(?P<cmp>more|fewer|less)\s+"
-                     r"(?P<noun>[a-z]+(?:\s+[a-z]+)?)\s+(?:(?:at|in|on|from)\s+[a-z]+\s+)?than\s+"
-                     r"(?P<other>[A-Z][\w'-]+)", re.IGNORECASE)
+# "did I <verb> more <quantity> than <other party>": the user's total against another party's (the
+# party is resolved later against the text columns' values, any name)
+_VERSUS = re.compile(r"\b(?:did|do|have|has|had|was|were)\s+(?:i|we)\s+(?:\w+\s+){1,2}?(?P<cmp>more|fewer|less)\s+"
+                     r"(?P<noun>[a-z]+(?:\s+[a-z]+)?)\s+(?:(?:at|in|on|from|of)\s+[a-z]+\s+)?than\s+"
+                     r"(?!(?:i|we|usual|before|last|the|my|a|an)\b)(?P<other>[\w'-]+(?:\s+[A-Z][\w'-]*)?)",
+                     re.IGNORECASE)
 
 
 def _how_many_noun(low: str) -> str | None:
@@ -330,12 +335,12 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
             re.search(r"\bever\b|\bany\b|\bat all\b", qlow):
         # "Did my time in range ever drop below 55%?": a yes/no about matching rows, not a trend
         return Analysis(kind="yesno", target_text=low, how_many_noun=how_noun, **common)
-    if re.search(r"\bhow\s+(?:many\s+times|often)\b|\bnumber\s+of\s+(?:times|days|nights|sessions|entries|records)\b"
+    if re.search(r"\bhow\s+(?:many\s+times|often)\b|\bnumber\s+of\s+(?:times|days|nights|entries|records)\b"
                  r"|\bcount\b", low):
         return Analysis(kind="count", op="count", target_text=target(r"\bhow\s+many\s+times\b", r"\bhow often\b"),
                         how_many_noun=how_noun, **common)
     sup_text = re.sub(r"\bmost\s+(?:recent(?:ly)?|often|likely|frequently)\b|\bat (?:least|most)\b|"
-                      r"\b(?:came|come|comes|coming)\s+out\s+on\s+top\b|\bon top of\b", " ", low)
+                      r"\bon top of\b", " ", low)
     sup_desc = [w for w in _SUPER_DESC if re.search(r"\b" + w + r"\b", sup_text)]
     sup_asc = [w for w in _SUPER_ASC if re.search(r"\b" + w + r"\b", sup_text)]
     if sup_desc or sup_asc:
@@ -354,6 +359,11 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
         return Analysis(kind="trend", op="change", target_text=target(_TREND), how_many_noun=how_noun, **common)
     if re.search(_AVG, low):
         return Analysis(kind="aggregate", op="avg", target_text=target(_AVG), how_many_noun=how_noun, **common)
+    if how_noun and hm[1] == "many" and \
+            not re.search(r"\b(?:the|my|our)\s+(?:latest|last|first|most recent|earliest)\b", low):
+        # "how many <records> (in total)" counts rows, "how many <units> (in total)" sums a column: the
+        # planner decides from the noun once it knows the columns and units (kind "how_many")
+        return Analysis(kind="how_many", op="sum", target_text=target(_SUM), how_many_noun=how_noun, **common)
     if re.search(_SUM, low):
         return Analysis(kind="aggregate", op="sum", target_text=target(_SUM), how_many_noun=how_noun, **common)
     if re.search(_FIRST, low) and not re.search(r"\bfirst\s+(?:time|day)\s+(?:i|we)\b", low):

@@ -49,6 +49,9 @@ class ColumnMeta:
     categories: tuple[str, ...] = ()  # every distinct value, for small categorical text columns
     category_counts: tuple[int, ...] = ()  # rows holding each category (same order)
     base: bool = False  # source / round_order / time / captions
+    # other names of this column's field: raw attributes merged into it by field alignment
+    # (`field_aliases`) and the labels as written in the rounds (`observations.label`), most used first
+    aliases: tuple[str, ...] = ()
 
     def text(self) -> str:
         """Column metadata as one line of text (for matching a question to a column)."""
@@ -131,10 +134,44 @@ def _schema_rows(con) -> dict[str, tuple]:
     return {r[0]: r for r in rows}
 
 
+MAX_ALIASES = 8  # names kept per field (most used first)
+
+
+def field_aliases(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, ...]]:
+    """field -> its other names: raw attributes aligned into it (`field_aliases`) and the labels as
+    written for its observations (`observations.label`), most frequent first. Empty when the memory
+    predates field alignment. One grouped scan; the catalog caches it with the tables."""
+    names: dict[str, dict[str, int]] = {}
+
+    def add(field_name, name, n):
+        if not field_name or not name:
+            return
+        name = " ".join(str(name).split())
+        if name and name.lower() != str(field_name).lower():
+            d = names.setdefault(str(field_name), {})
+            d[name] = d.get(name, 0) + int(n or 0)
+    try:
+        for raw, fld in con.execute("SELECT raw_attribute, field FROM field_aliases").fetchall():
+            add(fld, raw, 1)
+    except duckdb.Error:
+        pass
+    try:
+        for attr, label, n in con.execute(
+                "SELECT attribute, label, count(*) FROM observations WHERE label IS NOT NULL AND label <> '' "
+                "GROUP BY ALL").fetchall():
+            add(attr, label, n)
+    except duckdb.Error:
+        pass
+    return {f: tuple(k for k, _ in sorted(d.items(), key=lambda kv: -kv[1])[:MAX_ALIASES])
+            for f, d in names.items()}
+
+
 def load_catalog(con: duckdb.DuckDBPyConnection, samples: int = 3) -> dict[str, TableMeta]:
-    """Every analytic table's metadata (types from the DuckDB catalog, units from `schemas`)."""
+    """Every analytic table's metadata (types from the DuckDB catalog, units from `schemas`, other
+    names of each column's field from field alignment and the labels as written)."""
     out: dict[str, TableMeta] = {}
     schema_rows = _schema_rows(con)
+    aliases = field_aliases(con)
     for name in table_names(con):
         ident = '"' + name.replace('"', '""') + '"'
         sid, desc, cols_json = (schema_rows.get(name) or (name, None, "", "[]"))[1:]
@@ -170,7 +207,8 @@ def load_catalog(con: duckdb.DuckDBPyConnection, samples: int = 3) -> dict[str, 
                     counts = tuple(int(v[1]) for v in vals)
             cols.append(ColumnMeta(
                 name=cname, dtype=dtype, unit=d.get("unit") or None, description=d.get("description") or "",
-                samples=sample_vals, categories=cats, category_counts=counts, base=cname in BASE_COLUMNS))
+                samples=sample_vals, categories=cats, category_counts=counts, base=cname in BASE_COLUMNS,
+                aliases=aliases.get(cname, ()) if cname not in BASE_COLUMNS else ()))
         out[name] = TableMeta(table_name=name, description=desc or "", columns=tuple(cols), n_rows=int(n_rows),
                               schema_id=sid)
     return out

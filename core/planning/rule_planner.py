@@ -14,7 +14,7 @@ when no tool can help, the plan is empty and the answer is a refusal.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta
 from typing import Callable, Sequence
 
@@ -22,8 +22,8 @@ import numpy as np
 
 from ..config import Config
 from .columns import (
-    SCAFFOLD, ColumnChoice, _canon_tokens, asked_dimensions, convert, expand, match_categories, match_columns, question_words, unit_dimension,
-    unit_info, unit_tokens,
+    SCAFFOLD, ColumnChoice, abbreviates, asked_units, convert, match_categories, match_columns, name_tokens,
+    question_words, record_noun, table_words, unit_dimension, unit_info, unit_tokens,
 )
 from .context import PlanningContext
 from .intent import _FIRST, _LATEST, Analysis, Condition, analyze
@@ -65,6 +65,12 @@ class Decision:
     retrieval: str | None = None  # "semantic" | "locate" when the plan retrieves instead
     expr: str | None = None  # target expression when the column is converted ("sleep_duration / 60")
     sides: tuple[dict, ...] = ()  # kind "versus": the user's filter, then the other party's
+    # a quantity no table holds: its attributes in the observations, the operator over the values found
+    # in the retrieved rounds, and the reader of those rounds' observations
+    rare: tuple[str, ...] = ()
+    rare_op: str | None = None
+    rare_dim: str | None = None
+    reader: Callable | None = field(default=None, compare=False, repr=False)
 
 
 def event_supported(unit_text: str, score: float | None, event_text: str) -> bool:
@@ -128,7 +134,6 @@ def event_range(relation: str, d: date, now: date, first: date | None) -> tuple[
     return d, d
 
 
-DISTANCE_ACTIVITIES = frozenset({"run", "ride", "walk", "hike", "swim", "row"})  # canonical forms (extract.normalize)
 _FAST = re.compile(r"\b(fastest|quickest|best|speediest)\b")
 _SLOW = re.compile(r"\b(slowest|worst)\b")
 
@@ -224,6 +229,8 @@ class RulePlanner:
         self.encode_query = encode_query
         self.catalog = catalog
         self.record_rounds = record_rounds  # rounds that are rows of analytic tables (for locating events)
+        # the planning context's builder (observations outside the tables, for rare quantities)
+        self.builder = getattr(catalog, "__self__", None)
 
     # ------------------------------------------------------------------ outline
     def outline(self, question: str, context: PlanningContext, tools: Sequence[str],
@@ -256,9 +263,12 @@ class RulePlanner:
         elif a.kind == "when" and "EventLocate" in tools:
             steps.append(PlanStep("locate the event the question asks about", "EventLocate"))
             d = Decision(a, notes=d.notes, retrieval="locate")
+        elif "SemanticMatch" in tools and d.rare:
+            steps.append(PlanStep(f"retrieve the rounds that mention {' / '.join(d.rare)} and compute "
+                                  f"{d.rare_op} over their values", "SemanticMatch"))
         elif "SemanticMatch" in tools:
             steps.append(PlanStep("retrieve memories relevant to the question", "SemanticMatch"))
-            d = Decision(a, notes=d.notes, retrieval="semantic")
+            d = Decision(a, notes=d.notes, retrieval="semantic", choices=d.choices)
         elif "EventLocate" in tools and not steps:
             steps.append(PlanStep("locate events relevant to the question", "EventLocate"))
             d = Decision(a, notes=d.notes, retrieval="locate")
@@ -266,6 +276,8 @@ class RulePlanner:
             "retrieval", "when") else a.kind
         if a.event and d.tool:
             intent = f"event+{a.kind}"
+        if d.rare and steps:
+            intent = f"{a.kind}->observations"
         if not steps:
             intent = "refuse"
         notes = list(d.notes)
@@ -325,6 +337,96 @@ class RulePlanner:
                                self.config.lambda_meta, table_prior=prior)
         return ranked[0] if ranked and ranked[0].supported else None
 
+    def _rare_attributes(self, a: Analysis, text: str, tables: list[TableMeta], dim: str | None) -> tuple[str, ...]:
+        """Attributes of the observations that no table holds and whose name or labels as written share a
+        content word with the target phrase (abbreviations count), of the asked dimension if any."""
+        if self.builder is None or not hasattr(self.builder, "attributes"):
+            return ()
+        cat = self.catalog()
+        in_tables = {c.name for t in cat.values() for c in t.columns}
+        qt = {w for w in tokens(text) if w not in SCAFFOLD}
+        if not qt:
+            return ()
+        out = []
+        for attr, labels, unit, _n in self.builder.attributes():
+            if attr in in_tables:
+                continue
+            if dim is not None and unit_dimension(unit) != dim:
+                continue
+            names = set(tokens(attr))
+            for lab in labels:
+                names |= set(tokens(lab))
+            names -= {"total", "average", "avg", "number", "count", "value"}
+            if any(w in names or any(abbreviates(w, x) or abbreviates(x, w) for x in names) for w in qt):
+                out.append((len(qt & names), attr))
+        out.sort(key=lambda x: -x[0])
+        return tuple(attr for k, attr in out if k == out[0][0]) if out else ()
+
+    def _asked_dimension(self, a: Analysis) -> str | None:
+        """The dimension of the unit the answer is asked in ('how many hours', 'in grams', '$ per kg'),
+        not the units of conditions; None when the question names no unit."""
+        q = a.question
+        for c in a.conditions:
+            q = q.replace(c.phrase, " ")
+        units = asked_units(q)
+        if not units:
+            return None
+        m = re.search(r"\b" + re.escape(units[0]) + r"\s*(?:per|/|an?)\s+([a-z%]+)", q.lower())
+        if m and unit_info(m[1]) is not None:
+            info = unit_info(f"{unit_info(units[0]).unit}/{unit_info(m[1]).unit}")
+            if info is not None:
+                return info.dimension
+        return unit_dimension(units[0])
+
+    def _noun_is_quantity(self, a: Analysis, tables: list[TableMeta]) -> bool:
+        """'how many hours/grams' (a unit) or 'how many eggs' (a numeric column's own name or unit):
+        a sum; 'how many harvests' (the rows' noun, a table's name) or nothing numeric: a count."""
+        noun = (a.how_many_noun or "").lower()
+        if not noun:
+            return False
+        if noun not in ("times", "days", "nights", "weeks", "months", "years") and \
+                asked_units(noun) and unit_dimension(noun) is not None:
+            return True
+        n = stem(noun)
+        cols = [c for t in tables for c in t.attribute_columns() if c.dtype == "DOUBLE"]
+        named = [c for c in cols if n in name_tokens(c) or n in unit_tokens(c.unit)
+                 or any(abbreviates(w, n) for w in name_tokens(c))]
+        if not named:
+            return False
+        rows_noun = any(n in table_words(t.table_name) or any(abbreviates(w, n) or abbreviates(n, w)
+                                                              for w in table_words(t.table_name))
+                        for t in tables)
+        if not rows_noun:
+            return True
+        # the noun names both a table and a column: the column when that is all its name says
+        return any(set(tokens(c.name)) - {"total", "count", "number", "num"} == {n} for c in named)
+
+    def _counted_table(self, a: Analysis, tables: list[TableMeta], prior: dict) -> str | None:
+        """The table whose rows the question counts: the counted noun (and the target phrase) against
+        each table's name, description and column names, abbreviations included; then the context."""
+        noun = stem((a.how_many_noun or "").lower())
+        qt = {w for w in tokens(" ".join(filter(None, [a.how_many_noun, a.target_text]))) if w not in SCAFFOLD}
+        best_key, table = None, None
+        for t in tables:
+            tw = set(table_words(t.table_name))
+            words_t = tw | set(tokens(t.description)) | {w for c in t.attribute_columns() for w in name_tokens(c)}
+
+            def hit(w, pool):
+                return w in pool or any(abbreviates(w, x) or abbreviates(x, w) for x in pool)
+            lex = sum(1 for w in qt if hit(w, words_t)) + (3 if noun and hit(noun, tw) else 0)
+            key = (lex, prior.get(t.table_name, 0.0))
+            if lex > 0 and (best_key is None or key > best_key):
+                best_key, table = key, t.table_name
+        if table is None and noun and tables:
+            # no shared word: the noun's meaning against each table's rows noun and description
+            texts = [f"{record_noun(t.table_name)}: {t.description}" for t in tables]
+            vecs = self.embed(texts)
+            cos = vecs @ self.encode_query(a.how_many_noun or "")
+            i = int(np.argmax(cos))
+            if float(cos[i]) >= 0.4:
+                table = tables[i].table_name
+        return table
+
     def _decide(self, a: Analysis, tables: list[TableMeta], context: PlanningContext) -> Decision:
         prior = {t.table_name: context.table_score(t.table_name) for t in tables}
         notes: list[str] = []
@@ -336,12 +438,9 @@ class RulePlanner:
         kind = a.kind
         numeric: list[ColumnChoice] = []
         if kind == "how_many":
-            noun = stem((a.how_many_noun or "").lower())
-            ndim = unit_dimension(noun) or unit_dimension(a.how_many_noun)
-            unitish = any(noun in unit_tokens(c.unit) or noun in set(tokens(c.name))
-                          or (ndim is not None and unit_dimension(c.unit) == ndim)
-                          for t in tables for c in t.attribute_columns() if c.dtype == "DOUBLE")
-            kind = "value_sum" if unitish else "count"
+            # "how many <units>" sums a column measured in that unit (or named by the noun: "how many
+            # eggs"); "how many <records>" counts rows of the table the noun names
+            kind = "value_sum" if self._noun_is_quantity(a, tables) else "count"
         if kind in ("aggregate", "trend", "extreme", "value", "value_sum", "latest", "first", "compare", "versus"):
             dtypes = {"latest": ("DOUBLE", "VARCHAR", "DATE", "TIMESTAMP"), "first": ("DOUBLE", "VARCHAR", "DATE", "TIMESTAMP"),
                       "value": ("DOUBLE", "VARCHAR")}.get(kind, ("DOUBLE",))
@@ -352,14 +451,30 @@ class RulePlanner:
             # a column the conditions filter on is not what is measured ("deep sleep on nights with a
             # resting heart rate of 60 or more"), unless nothing else fits
             used = {(t, f["column"]) for t, f in cond}
-            # a long run or ride is a distance; a long night, workout or meeting a time
-            long_means = "distance" if set(_canon_tokens(a.question)) & DISTANCE_ACTIVITIES else "duration"
+            # the unit the answer is asked in is a hard constraint (not the units of conditions)
+            dim = self._asked_dimension(a)
             numeric = match_columns(text, tables, self.embed, self.encode_query, self.config.lambda_meta,
-                                    dtypes=dtypes, table_prior=prior, exclude=used, long_means=long_means)
+                                    dtypes=dtypes, table_prior=prior, exclude=used, dimension=dim)
             if used and not any(c.supported for c in numeric):
                 numeric = match_columns(text, tables, self.embed, self.encode_query, self.config.lambda_meta,
-                                        dtypes=dtypes, table_prior=prior, long_means=long_means)
+                                        dtypes=dtypes, table_prior=prior, dimension=dim)
         best = next((c for c in numeric if c.supported), None)
+        if kind in ("aggregate", "extreme", "value", "value_sum", "latest", "first") and \
+                (best is None or best.overlap == 0) and not a.event:
+            dim = self._asked_dimension(a)
+            rare = self._rare_attributes(a, a.target_text, tables, dim)
+            if rare:
+                op = {"aggregate": a.op, "value_sum": "sum", "latest": "latest", "first": "first",
+                      "extreme": "max" if a.order != "asc" else "min"}.get(kind)
+                if kind == "value":
+                    op = "sum" if re.search(r"\bhow\s+(?:much|many)\b|\btotal\b", a.question.lower()) else "latest"
+                notes.append(f"no table holds {' / '.join(rare)}; the answer reads the observations of the "
+                             f"retrieved rounds and computes {op} over the values found there")
+                if best is not None:
+                    notes.append(f"column {best.table}.{best.column} only by cosine {best.cos:.2f}: not used")
+                return Decision(a, notes=tuple(notes), choices=tuple(numeric[:5]), retrieval="semantic",
+                                rare=rare, rare_op=op, rare_dim=dim,
+                                reader=getattr(self.builder, "round_observations", None))
         if kind == "extreme" and re.search(r"\b(?:the\s+)?most(?:\s+(?:often|common(?:ly)?|frequent(?:ly)?))?\b|"
                                            r"\bfavou?rite\b", a.question.lower()):
             # "what colour did I play the most": the most frequent value of a text column
@@ -383,18 +498,7 @@ class RulePlanner:
             if cond or cat_filters:
                 table = (cond or cat_filters)[0][0]
             else:
-                # what is counted names the table: its words against each table's name, description, columns
-                noun_text = " ".join(filter(None, [a.how_many_noun, a.target_text]))
-                qt = expand(sorted(set(tokens(noun_text)) - SCAFFOLD))
-                noun = stem((a.how_many_noun or "").lower())
-                best_key = None
-                for t in tables:
-                    words_t = set(tokens(t.table_name)) | set(tokens(t.description)) | {
-                        w for c in t.attribute_columns() for w in tokens(c.name)}
-                    lex = len(qt & words_t) + (2 if noun and noun in set(tokens(t.table_name)) else 0)
-                    key = (lex, prior.get(t.table_name, 0.0))
-                    if lex > 0 and (best_key is None or key > best_key):
-                        best_key, table = key, t.table_name
+                table = self._counted_table(a, tables, prior)
             if table is None:
                 return Decision(a, notes=tuple(notes + ["no table matches what is counted"]))
             filters = tuple(f for t, f in cond + cat_filters if t == table)
@@ -474,9 +578,13 @@ class RulePlanner:
             # outscore the one-off event ("I finally bought a road bike") by a hair; the next step picks
             return Instantiation({"query_content": a.event.text, "result_budget": min(EVENT_CANDIDATES, budget_left)})
         if step.tool == "SemanticMatch":
+            notes = ("columns by meaning: " + "; ".join(c.show() for c in d.choices[:4]),) if d.choices else ()
             return Instantiation({"query_content": question, "retrieval_scope": "event",
-                                  "result_budget": budget_left})
+                                  "result_budget": budget_left}, notes)
         notes: list[str] = []
+        if d.choices:
+            # why this column: the best candidates by h over column metadata (name, aliases, unit, table)
+            notes.append("columns by meaning: " + "; ".join(c.show() for c in d.choices[:4]))
         filters = [dict(f) for f in d.filters]
         nowd = _as_date(now) or date.today()
         firstd = _as_date(first)
@@ -542,6 +650,8 @@ def compose_answer(plan: Plan, records: Sequence) -> "Answer | None":
     ok = [r for r in records if r.status == "ok" and r.tool in ANALYTIC_TOOLS]
     ids = tuple(u.unit_id for r in ok for u in r.units)
     rounds = tuple(dict.fromkeys(x for r in ok for u in r.units for x in u.rounds))
+    if d.rare:
+        return _rare_answer(d, records)
     if a.kind == "compare" and d.tool == "Compute":
         comp = [r for r in ok if r.tool == "Compute" and isinstance(r.value, dict)]
         if len(comp) != 2 or a.baseline is None:
@@ -588,3 +698,62 @@ def compose_answer(plan: Plan, records: Sequence) -> "Answer | None":
         more = f" and {n - len(days)} more" if days and n > len(days) else ""
         return Answer(f"Yes, {n} time{'s' if n != 1 else ''}{shown}{more}.", "rows", 1.0, ids, rounds)
     return None
+
+
+def _rare_answer(d: Decision, records: Sequence) -> "Answer | None":
+    """A quantity no table holds: its values in the observations of the retrieved rounds, computed over
+    ('18.5 L in total over 3 rounds, 2 Mar - 9 Apr 2026'). None when those rounds hold none of it."""
+    from .answer import fmt_num
+    from .dates import fmt_day
+    from .trace import Answer
+
+    if d.reader is None:
+        return None
+    units = [u for r in records if r.status == "ok" and r.tool in ("SemanticMatch", "EventLocate") for u in r.units]
+    rounds = list(dict.fromkeys(x for u in units for x in u.rounds))
+    if not rounds:
+        return None
+    rows = [r for r in d.reader(rounds) if r[1] in d.rare]
+    a = d.analysis
+    if a.time_range is not None:
+        lo, hi = a.time_range.start, a.time_range.end
+        rows = [r for r in rows if _as_date(r[5]) is not None and lo <= _as_date(r[5]) <= hi]
+    if not rows:
+        return None
+    unit = next((r[4] for r in rows if r[4]), None)
+    vals = []
+    for r in rows:
+        v = float(r[3])
+        if r[4] and unit and r[4] != unit:
+            c = convert(v, r[4], unit)
+            v = c if c is not None else v
+        vals.append((r[0], r[5], v))
+    op = d.rare_op or "latest"
+    if op == "avg":
+        value = sum(v for _, _, v in vals) / len(vals)
+    elif op == "sum":
+        value = sum(v for _, _, v in vals)
+    elif op in ("max", "min"):
+        pick = (max if op == "max" else min)(vals, key=lambda x: x[2])
+        value, vals = pick[2], [pick] + [x for x in vals if x is not pick]
+    elif op == "first":
+        value = vals[0][2]
+    else:
+        value, vals = vals[-1][2], [vals[-1]] + vals[:-1]
+    days = sorted({_as_date(t) for _, t, _ in vals if _as_date(t)})
+    n = len(vals)
+    period = (f"on {fmt_day(days[0])}" if len(days) == 1 else f"{fmt_day(days[0])} - {fmt_day(days[-1])}") \
+        if days else ""
+    u = f" {unit}" if unit else ""
+    noun = f"{n} round{'s' if n != 1 else ''} that mention it (no table holds it)"
+    if op in ("avg", "sum"):
+        text = f"{fmt_num(value)}{u} {'on average' if op == 'avg' else 'in total'} over {noun}, {period}"
+    elif op in ("max", "min", "first", "latest"):
+        word = {"max": "highest", "min": "lowest", "first": "first", "latest": "latest"}[op]
+        at = _as_date(vals[0][1])
+        text = f"{fmt_num(value)}{u} ({word}, on {fmt_day(at) if at else '?'}; of {noun})"
+    else:
+        text = f"{fmt_num(value)}{u}"
+    deciding = list(dict.fromkeys([r for r, _, _ in vals] + rounds))
+    ids = tuple(uu.unit_id for uu in units)
+    return Answer(text, "computed", 0.8, ids, tuple(deciding))

@@ -153,7 +153,13 @@ class Trace:
 
     @property
     def evidence_rounds(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(r for u in self.evidence for r in u.rounds))
+        """Every round of the evidence, the round that decided the answer first (the latest or first
+        record, the extreme row) when the answer names one."""
+        rounds = tuple(dict.fromkeys(r for u in self.evidence for r in u.rounds))
+        lead = self.answer.rounds[0] if self.answer.rounds else None
+        if lead is not None and lead in rounds and rounds[0] != lead:
+            return tuple(dict.fromkeys((lead,) + rounds))
+        return rounds
 
     @property
     def prompt_tokens(self) -> int:

@@ -92,25 +92,55 @@ def _word_match(a: str, b: str) -> bool:
     return _singular(a) == _singular(b) or abbreviates(a, b) or abbreviates(b, a)
 
 
+def _cover(short: list[str], long: list[str]) -> int | None:
+    """How many words of `long` are left over when every word of `short`, in order, names one word
+    of `long` (equal up to a plural, or abbreviating it) or the initials of 2-3 consecutive ones
+    ("hr" -> "heart rate"); None when some word of `short` names nothing. Fewest left over wins."""
+    best: dict[tuple[int, int], int | None] = {}
+
+    def go(i: int, j: int) -> int | None:
+        if i == len(short):
+            return len(long) - j
+        if (i, j) in best:
+            return best[(i, j)]
+        out = None
+        for k in range(j, len(long)):
+            skipped = k - j
+            steps = []
+            if _word_match(short[i], long[k]):
+                steps.append(k + 1)
+            for n in (2, 3):
+                if k + n <= len(long) and short[i] == "".join(w[0] for w in long[k:k + n]):
+                    steps.append(k + n)
+            for nxt in steps:
+                rest = go(i + 1, nxt)
+                if rest is not None and (out is None or skipped + rest < out):
+                    out = skipped + rest
+        best[(i, j)] = out
+        return out
+
+    return go(0, 0)
+
+
 def name_evidence(a: str, b: str) -> tuple[float, str]:
     """How strongly two attribute names say they are one field, from their spelling alone:
-    (score in [0, 1], reason). 1.0 same words up to plurals; 0.9 word-by-word abbreviation;
-    0.85 initials; 0.7 a word more or less; up to 0.8 similar spelling; else 0."""
+    (score in [0, 1], reason). 1.0 same words up to plurals; 0.9 word-by-word abbreviation (also a
+    word for the initials of several: "resting hr" / "resting heart rate"); 0.85 initials of the
+    whole name; 0.7 a word more or less; up to 0.8 similar spelling; else 0."""
     wa, wb = words_of(a), words_of(b)
     if not wa or not wb:
         return 0.0, ""
     if [_singular(w) for w in wa] == [_singular(w) for w in wb]:
         return 1.0, "same words"
-    if len(wa) == len(wb) and all(_word_match(x, y) for x, y in zip(wa, wb)):
-        return 0.9, "abbreviation"
-    short, long = (wa, wb) if len("".join(wa)) <= len("".join(wb)) else (wb, wa)
+    short, long = (wa, wb) if len(wa) < len(wb) or (len(wa) == len(wb) and len("".join(wa)) <= len("".join(wb))) \
+        else (wb, wa)
     if len(short) == 1 and len(long) >= 2 and short[0] == "".join(w[0] for w in long):
         return 0.85, "initials"
-    if len(long) - len(short) == 1:
-        # every word of the shorter name matches a word of the longer one, in order
-        it = iter(long)
-        if all(any(_word_match(s, w) for w in it) for s in short):
-            return 0.7, "a word more or less"
+    left = _cover(short, long)
+    if left == 0:
+        return 0.9, "abbreviation"
+    if left == 1:
+        return 0.7, "a word more or less"
     ratio = fuzz.ratio(" ".join(wa), " ".join(wb)) / 100.0
     if ratio >= 0.85:
         return round(0.8 * ratio, 3), "similar spelling"

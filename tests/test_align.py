@@ -221,3 +221,12 @@ def test_undo_and_merge_refuse_what_would_be_wrong(tmp_path):
         assert ev["reason"] == "kept apart by the user" and "abbreviation" in ev["previous"]["evidence"]["reason"]
         info = {f.name: f for f in field_report(s.con)}["moist"]
         assert info.labels[0].reason == "kept apart by the user"
+
+
+def test_a_word_may_stand_for_the_initials_of_several():
+    assert name_evidence("resting_hr", "resting_heart_rate") == (0.9, "abbreviation")
+    assert name_evidence("avg_glucose", "average_glucose") == (0.9, "abbreviation")
+    assert name_evidence("hr", "heart_rate") == (0.85, "initials")
+    assert name_evidence("max_hr", "heart_rate")[0] == 0.0  # a maximum is another quantity
+    assert name_evidence("heart_rate", "resting_heart_rate") == (0.7, "a word more or less")
+    assert name_evidence("net_weight", "gross_weight") == (0.0, "")

@@ -12,7 +12,9 @@ is seen, with the evidence of the history so far:
 
 * vetoes — a different value kind (number vs text), a different unit
   dimension (mass vs volume), or the field already present in the same round
-  (two quantities of one record are never one field);
+  with another value (two quantities of one record are never one field; the
+  same value under two labels — said in the text, shown on the screen — is
+  one reading named twice);
 * name evidence — the same words up to a plural; an abbreviation (a prefix
   "temp"/"temperature", the letters of a word in order "wt"/"weight",
   initials "rh"/"relative humidity"); a word more or less; similar spelling
@@ -274,6 +276,9 @@ class FieldAligner:
             if f is not None and f in self._fields:
                 present.setdefault(f, raw)
         firsts = {o.attribute: o for o in reversed(observations)}
+        by_raw: dict[str, list[Observation]] = {}
+        for o in observations:
+            by_raw.setdefault(o.attribute, []).append(o)
         for raw in raws:
             if raw in self._alias and self._alias[raw] in self._fields:
                 continue
@@ -281,7 +286,9 @@ class FieldAligner:
             if not self.config.field_alignment:
                 best, score, ev = None, 0.0, {"reason": "field alignment off"}
             else:
-                best, score, ev = self._best_field(raw, o, present, text_vector)
+                seen = {f: [x for r2, t in self._alias.items() if t == f for x in by_raw.get(r2, ())]
+                        for f in present}
+                best, score, ev = self._best_field(raw, o, present, text_vector, seen)
             if best is None or score < self.config.align_threshold:
                 target = raw  # a field of its own, named as the extractor named it
                 if target not in self._fields:
@@ -357,15 +364,22 @@ class FieldAligner:
         return self._label_vecs[name]
 
     def _best_field(self, raw: str, o: Observation, present: Mapping[str, str],
-                    text_vector: np.ndarray | None) -> tuple[str | None, float, dict]:
+                    text_vector: np.ndarray | None,
+                    seen: Mapping[str, Sequence[Observation]] | None = None) -> tuple[str | None, float, dict]:
         best: tuple[str | None, float, dict] = (None, 0.0, {"reason": "no field with name evidence"})
         dim = _dimension(o.unit)
-        others = [f for f in present]
+        seen = seen or {}
         for name, f in self._fields.items():
             if f.kind != o.value_kind:
                 continue
+            restated = False
             if name in present:
-                continue  # the field is already in this round: a second quantity, not another name
+                # the field is already in this round: a second quantity, not another name of it —
+                # unless it says the same value (one reading stated in the text and on the screen)
+                if not any(_same_value(o, x) for x in seen.get(name, ())):
+                    continue
+                restated = True
+            others = [g for g in present if g != name]
             if dim and f.dimension and dim != f.dimension:
                 continue
             nscore, reason = 0.0, ""
@@ -406,11 +420,21 @@ class FieldAligner:
                 cos = float(c @ v / denom) if denom else 0.0
                 text_s = min(1.0, max(0.0, (cos - 0.2) / 0.5))
             score = W_NAME * nscore + W_UNIT * unit_s + W_RANGE * range_s + W_COMPANIONS * comp_s + W_TEXT * text_s
+            if restated:
+                reason += "; the same value in the same round"
             if score > best[1]:
                 best = (name, score, {"reason": reason, "name": round(nscore, 3), "unit": round(unit_s, 3),
                                       "range": round(range_s, 3), "companions": round(comp_s, 3),
                                       "text": round(text_s, 3)})
         return best
+
+
+def _same_value(a: Observation, b: Observation) -> bool:
+    """Two observations of one round that state the same value (numbers within 1 %, or equal text)."""
+    if a.number is not None and b.number is not None:
+        return abs(a.number - b.number) <= 0.01 * max(abs(a.number), abs(b.number), 1e-9) and \
+            (not a.unit or not b.unit or _dimension(a.unit) == _dimension(b.unit))
+    return bool(a.raw_value) and (a.raw_value or "").strip().lower() == (b.raw_value or "").strip().lower()
 
 
 # ---------------------------------------------------------------------- reads for the app

@@ -230,3 +230,15 @@ def test_a_word_may_stand_for_the_initials_of_several():
     assert name_evidence("max_hr", "heart_rate")[0] == 0.0  # a maximum is another quantity
     assert name_evidence("heart_rate", "resting_heart_rate") == (0.7, "a word more or less")
     assert name_evidence("net_weight", "gross_weight") == (0.0, "")
+
+
+def test_the_same_value_under_two_labels_in_one_round_is_one_field(store):
+    al = FieldAligner(store.con, DEFAULT)
+    for i in range(1, 4):
+        al.align(i, [num("moisture", 30 + i, "%"), num("water", 200 + i, "mL")])
+    # the screen says "Soil moisture 33 %", the text "moisture 33 %": one reading, two labels
+    out = al.align(4, [num("moisture", 33, "%"), num("soil_moisture", 33, "%"), num("water", 210, "mL")])
+    assert [o.attribute for o in out] == ["moisture", "moisture", "water"]
+    # another value under the other label is another quantity
+    out = al.align(5, [num("moisture", 33, "%"), num("moisture_deep", 41, "%"), num("water", 210, "mL")])
+    assert out[1].attribute == "moisture_deep"

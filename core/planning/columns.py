@@ -207,7 +207,7 @@ def abbreviates(short: str, long: str) -> bool:
         return False
     if len(short) >= 3 and long.startswith(short):
         return True
-    if 2 <= len(short) <= 4 and short[0] == long[0] and not re.search(r"[aeiou]", short[1:]):
+    if 3 <= len(short) <= 4 and short[0] == long[0] and not re.search(r"[aeiou]", short[1:]):
         it = iter(long[1:])
         return all(ch in it for ch in short[1:])
     return False
@@ -307,6 +307,24 @@ def _column_index(cands: Sequence[tuple[TableMeta, ColumnMeta]]):
     return val
 
 
+def tables_named(records: str | None, tables: Sequence[TableMeta]) -> set[str]:
+    """Tables whose name (or description) holds the head word of a records phrase ('water changes' ->
+    change_log), abbreviations included; the name before the description."""
+    if not records:
+        return set()
+    rt = [w for w in tokens(records) if w not in RECORD_WORDS]
+    if not rt:
+        return set()
+    head = rt[-1]
+
+    def hit(w, pool):
+        return w in pool or any(abbreviates(w, x) or abbreviates(x, w) for x in pool)
+    by_name = {t.table_name for t in tables if hit(head, set(table_words(t.table_name)))}
+    if by_name:
+        return by_name
+    return {t.table_name for t in tables if hit(head, set(tokens(t.description)) - RECORD_WORDS)}
+
+
 def query_tokens(text: str, vocab: Sequence[str]) -> list[str]:
     """The phrase's content tokens, plus the vocabulary words they abbreviate or are abbreviations of."""
     qt = [t for t in tokens(text) if t not in SCAFFOLD]
@@ -322,7 +340,7 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
                   encode_query: Callable[[str], np.ndarray], lam: float, *,
                   dtypes: tuple[str, ...] = ("DOUBLE",), table_prior: dict[str, float] | None = None,
                   exclude: set[tuple[str, str]] = frozenset(), dimension: str | None = None,
-                  implied: str | None = None) -> list[ColumnChoice]:
+                  implied: str | None = None, records: str | None = None) -> list[ColumnChoice]:
     """Rank the attribute columns of `tables` (of the given types) for `text`, best first.
 
     `dimension`: a unit dimension the question names (a hard constraint: columns of another
@@ -355,6 +373,7 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
     pnorm = minmax(pvals) if len(set(pvals.tolist())) > 1 else np.zeros(len(cands))
     if implied is None:
         implied = next((MEASURE_ADJECTIVES[w] for w in seq if MEASURE_ADJECTIVES.get(w)), None)
+    named_tables = tables_named(records, tables) if records else set()
     out = []
     for i, (t, c) in enumerate(cands):
         cdim = unit_dimension(c.unit)
@@ -375,6 +394,8 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
             score += 0.15  # the phrase's last word (its head) names the quantity
         if implied and cdim == implied:
             score += 0.15
+        if t.table_name in named_tables:
+            score += 0.2  # the rows the question names ("over all my harvests") are this table's
         out.append(ColumnChoice(t.table_name, c.name, round(score, 4), round(float(cos[i]), 4),
                                 round(float(bm[i]), 4), overlap, overlap > 0 or float(cos[i]) >= COS_SUPPORT, cdim))
     out.sort(key=lambda x: -x.score)

@@ -79,6 +79,9 @@ class Analysis:
     how_many_noun: str | None = None
     # kind "compare": the reference period (time_range is the period asked about)
     baseline: TimeRange | None = None
+    # the records the question is about ("over all my harvests", "did my last invoice show"): a hint
+    # for the table, not part of the measured quantity
+    records: str | None = None
     # kind "versus": the other party ("did I score more points than Leo") and the comparison word
     other: str | None = None
     more: bool = True
@@ -206,7 +209,8 @@ def _top_n(q: str) -> int:
 
 
 _HOW_STOP = frozenset("did do does have has had was were is are i we my our you it the a an of in on at during "
-                      "for from to with since after before between over than that which".split())
+                      "for from to with since after before between over than that which per each every "
+                      "across among".split())
 _COMPARE_WORDS = (r"\b(?:higher or lower|lower or higher|more or less|less or more|better or worse|"
                   r"up or down|down or up|increase(?:d)? or decrease(?:d)?|decrease(?:d)? or increase(?:d)?|"
                   r"go(?:ne)?|went|compared?(?: with| to)?|than|versus|vs\.?|was|were|did|my|the|from|to|and|"
@@ -282,6 +286,38 @@ def _comparison(q: str, now, first) -> tuple[TimeRange, TimeRange, tuple[str, ..
     return base, tgt, (first_r.phrase, second_r.phrase)
 
 
+_RECORDS = [
+    # "over all my harvests", "across every invoice", "among all of the games"
+    r"\b(?:over|across|among|in|for|from|of|on)\s+(?:all\s+(?:of\s+)?|every\s+|each\s+)(?:my\s+|our\s+|the\s+)?"
+    r"(?P<r>[a-z]+(?:\s+[a-z]+)?)",
+    # "what X did my last harvest show", "what did the first invoice say"
+    r"\b(?:did|do|does)\s+(?:my|our|the)\s+(?:(?:last|latest|first|earliest|most\s+recent)\s+)?"
+    r"(?P<r>[a-z]+(?:\s+[a-z]+)?)\s+(?:show|have|record|log|read|say|list|give)\b",
+    # "across my harvests in May", "on harvests with ...", "in my light cycles"
+    r"\b(?:across|among)\s+(?:my|our|the)\s+(?P<r>[a-z]+(?:\s+[a-z]+)?)",
+    r"\b(?:on|for|in)\s+(?:my\s+|our\s+|the\s+)?(?P<r>[a-z]+(?:\s+[a-z]+)?)\s+(?:with|where|that\s+had|having)\b",
+    # "first X in my harvests", "latest X of my invoices"
+    r"\b(?:in|of|from|on)\s+(?:my|our)\s+(?P<r>[a-z]+(?:\s+[a-z]+)?)\s*$",
+]
+_NOT_RECORDS = frozenset("history memory logs records data entries time day days week month year total life".split())
+
+
+def _records_phrase(low: str) -> tuple[str, str] | None:
+    """(records noun phrase, the words to drop from the target) for phrases that name the rows a question
+    is about; plain English prepositions and determiners, no domain words."""
+    for pat in _RECORDS:
+        m = re.search(pat, low.rstrip("?.! "))
+        if not m:
+            continue
+        r = m["r"].strip()
+        ws = [w for w in r.split() if w not in _HOW_STOP and w not in _VERBISH]
+        # a record noun is a plural or a noun phrase ending in one ("water changes"), or after did/do
+        if not ws or ws[-1] in _NOT_RECORDS:
+            continue
+        return " ".join(ws), r
+    return None
+
+
 def _d(x):
     return x.date() if isinstance(x, datetime) else x
 
@@ -316,6 +352,16 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
     how_noun = _how_many_noun(low) if hm and hm[1] == "many" else (hm[2] if hm and hm[2] else None)
     if hm and hm[1] == "much" and how_noun in _HOW_STOP:
         how_noun = None
+    nm = re.search(r"\b(?:the\s+)?number\s+of\s+(?!times\b)(.*)", low)
+    if nm and not hm:
+        # "the number of harvests" is "how many harvests"
+        how_noun = _how_many_noun("how many " + nm[1])
+        low = low[:nm.start()] + " how many " + nm[1]
+        hm = re.search(r"\bhow\s+(many|much)\s+(\w+)?", low)
+    records = _records_phrase(low)
+    if records:
+        low = " ".join(low.replace(records[1], " ").split())
+        common["records"] = records[0]
     vs = _VERSUS.search(rest)
     if vs:
         # "did I score more points than Leo": the user's total against another party's
@@ -335,8 +381,7 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
             re.search(r"\bever\b|\bany\b|\bat all\b", qlow):
         # "Did my time in range ever drop below 55%?": a yes/no about matching rows, not a trend
         return Analysis(kind="yesno", target_text=low, how_many_noun=how_noun, **common)
-    if re.search(r"\bhow\s+(?:many\s+times|often)\b|\bnumber\s+of\s+(?:times|days|nights|entries|records)\b"
-                 r"|\bcount\b", low):
+    if re.search(r"\bhow\s+(?:many\s+times|often)\b|\bnumber\s+of\s+times\b|^\s*count\b", low):
         return Analysis(kind="count", op="count", target_text=target(r"\bhow\s+many\s+times\b", r"\bhow often\b"),
                         how_many_noun=how_noun, **common)
     sup_text = re.sub(r"\bmost\s+(?:recent(?:ly)?|often|likely|frequently)\b|\bat (?:least|most)\b|"
@@ -355,7 +400,12 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
             text = re.sub(r"\b" + w + r"\b", SUPERLATIVE_BASE.get(w, " "), text)
         return Analysis(kind="extreme", order=order, top_n=_top_n(low), target_text=" ".join(text.split()),
                         how_many_noun=how_noun, **common)
-    if re.search(_TREND, low):
+    strong_trend = bool(re.search(_TREND, low)) and bool(re.search(
+        r"\btrend\w*|\bover time\b|\b(?:or|and)\s+(?:de|in)creas\w*|\bor\s+(?:fall\w*|fell|dropp?\w*|down|up|declin\w*|"
+        r"ris\w*|rose|worse\w*|better|improv\w*|go(?:ne)?\s+(?:up|down))|\bhow\s+(?:has|have|did)\b.*\b(?:chang|evolv|develop|"
+        r"progress)\w*|\b(?:gone|going|go|went|getting|gotten|got)\s+(?:up|down|better|worse)\b|"
+        r"^\s*(?:has|have|did|is|are)\b.*\b(?:increas|decreas|ris|fall|drop|declin|improv|grow|grew|rose|fell)\w*", low))
+    if strong_trend:
         return Analysis(kind="trend", op="change", target_text=target(_TREND), how_many_noun=how_noun, **common)
     if re.search(_AVG, low):
         return Analysis(kind="aggregate", op="avg", target_text=target(_AVG), how_many_noun=how_noun, **common)
@@ -370,6 +420,8 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
         return Analysis(kind="first", op="first", target_text=target(_FIRST), **common)
     if re.search(_LATEST, low):
         return Analysis(kind="latest", op="latest", target_text=target(_LATEST), **common)
+    if re.search(_TREND, low):
+        return Analysis(kind="trend", op="change", target_text=target(_TREND), how_many_noun=how_noun, **common)
     if how_noun and hm[1] == "many":
         # "how many hours/km/steps" asks for a quantity; "how many days/runs" for a count:
         # the planner decides once it knows the columns and units (kind "how_many")

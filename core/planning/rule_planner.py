@@ -389,8 +389,13 @@ class RulePlanner:
             return True
         n = stem(noun)
         cols = [c for t in tables for c in t.attribute_columns() if c.dtype == "DOUBLE"]
-        named = [c for c in cols if n in name_tokens(c) or n in unit_tokens(c.unit)
-                 or any(abbreviates(w, n) for w in name_tokens(c))]
+        def head_word(name):
+            ws = [w for w in tokens(name) if w not in ("total", "count", "number", "num", "no")]
+            return ws[-1] if ws else None
+        # the noun is the quantity when it is the head of a column's name (or alias) or its unit: "eggs" for
+        # eggs / egg_count, not "tests" for test_temperature
+        named = [c for c in cols if n in unit_tokens(c.unit) or any(
+            h is not None and (h == n or abbreviates(h, n)) for h in map(head_word, (c.name,) + tuple(c.aliases)))]
         if not named:
             return False
         rows_noun = any(n in table_words(t.table_name) or any(abbreviates(w, n) or abbreviates(n, w)
@@ -405,7 +410,8 @@ class RulePlanner:
         """The table whose rows the question counts: the counted noun (and the target phrase) against
         each table's name, description and column names, abbreviations included; then the context."""
         noun = stem((a.how_many_noun or "").lower())
-        qt = {w for w in tokens(" ".join(filter(None, [a.how_many_noun, a.target_text]))) if w not in SCAFFOLD}
+        qt = {w for w in tokens(" ".join(filter(None, [a.how_many_noun, a.records, a.target_text])))
+              if w not in SCAFFOLD}
         best_key, table = None, None
         for t in tables:
             tw = set(table_words(t.table_name))
@@ -440,7 +446,11 @@ class RulePlanner:
         if kind == "how_many":
             # "how many <units>" sums a column measured in that unit (or named by the noun: "how many
             # eggs"); "how many <records>" counts rows of the table the noun names
-            kind = "value_sum" if self._noun_is_quantity(a, tables) else "count"
+            # with a condition on the rows ("how many harvests had more than 2 kg") the noun counts rows
+            # unless it is a unit
+            unit_noun = bool(asked_units(a.how_many_noun or "")) and unit_dimension(a.how_many_noun) is not None
+            kind = "value_sum" if (unit_noun or (not a.conditions and self._noun_is_quantity(a, tables))) \
+                else "count"
         if kind in ("aggregate", "trend", "extreme", "value", "value_sum", "latest", "first", "compare", "versus"):
             dtypes = {"latest": ("DOUBLE", "VARCHAR", "DATE", "TIMESTAMP"), "first": ("DOUBLE", "VARCHAR", "DATE", "TIMESTAMP"),
                       "value": ("DOUBLE", "VARCHAR")}.get(kind, ("DOUBLE",))
@@ -454,10 +464,11 @@ class RulePlanner:
             # the unit the answer is asked in is a hard constraint (not the units of conditions)
             dim = self._asked_dimension(a)
             numeric = match_columns(text, tables, self.embed, self.encode_query, self.config.lambda_meta,
-                                    dtypes=dtypes, table_prior=prior, exclude=used, dimension=dim)
+                                    dtypes=dtypes, table_prior=prior, exclude=used, dimension=dim,
+                                    records=a.records)
             if used and not any(c.supported for c in numeric):
                 numeric = match_columns(text, tables, self.embed, self.encode_query, self.config.lambda_meta,
-                                        dtypes=dtypes, table_prior=prior, dimension=dim)
+                                        dtypes=dtypes, table_prior=prior, dimension=dim, records=a.records)
         best = next((c for c in numeric if c.supported), None)
         if kind in ("aggregate", "extreme", "value", "value_sum", "latest", "first") and \
                 (best is None or best.overlap == 0) and not a.event:

@@ -273,7 +273,7 @@ class Lexicon:
         w = word.lower()
         if w in self.irregular_verbs or w in self.same_past:
             return w not in ("been",)
-        return len(w) > 3 and w.endswith("ed") and not w.endswith("eed")
+        return len(w) > 4 and w.endswith("ed") and not w.endswith("eed")
 
 
 def _vowel_groups(s: str) -> int:

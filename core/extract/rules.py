@@ -109,6 +109,8 @@ def _patterns(lex: Lexicon) -> list[tuple[str, re.Pattern]]:
         ("currency", re.compile(rf"([{cur}])\s?((?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?)(k|K)?(?![\w])"
                                 rf"|((?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?)\s?([{cur}])(?![\w])")),
         ("number", re.compile(rf"(?<![\w.,/:#{cur}])({_NUM})(?:[ \u00a0]?({unit_alt})(?![\w/%])|(?![\w]))", re.I)),
+        ("word_number", re.compile(r"(?<![\w'-])(" + "|".join(sorted((w for w in lex.number_words if w not in ("one", "zero")), key=len, reverse=True))
+                                   + r")(?![\w'-])", re.I)),
     ]
 
 
@@ -133,6 +135,7 @@ class Value:
     ordinal: bool = False
     ident: bool = False  # an identifier ("#4821", "INV-2024-0117", "48213907"): a text value, never a number
     bare_int: bool = False  # an integer written without separators, decimals or unit ("204")
+    word: bool = False  # written as a word ("seven")
 
 
 def _to_float(s: str) -> float:
@@ -235,6 +238,10 @@ def _make_value(kind: str, m: re.Match, a: int, b: int, raw: str, text: str) -> 
             n = _to_float(m.group(2)) * (1000 if m.group(3) else 1)
             return Value(a, b, raw, "number", n, parse_unit(m.group(1)))
         return Value(a, b, raw, "number", _to_float(m.group(4)), parse_unit(m.group(5)))
+    if kind == "word_number":
+        n = active_lexicon().number_words.get(raw.lower())
+        # "Games: seven", "my puzzles was six": a number word, only ever taken with a strong label
+        return None if n is None else Value(a, b, raw, "number", float(n), None, bare_int=True, word=True)
     if kind == "number":
         num, unit_raw = m.group(1), m.group(2)
         after = text[b:b + 3]
@@ -360,6 +367,9 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
         if not words and lw in lex.time_words and not structured:
             break  # "ran 6.5 km this morning in 37 minutes": "morning" does not name the 37 minutes
         if lw in lex.boundary_words or lw in lex.determiners:
+            if words and lw in lex.determiners and i > 0 and _low(tokens[i - 1][0]) in lex.connectives \
+                    and _low(tokens[i - 1][0]) not in lex.weak_connectives:
+                strong = True  # "Measured the clutch at 3", "logged my weight at 80"
             if lw in ("in", "of", "to", "per") and words:
                 ext = _extend_label(tokens, i, structured)
                 if ext is not None:
@@ -370,7 +380,11 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
                     continue
             break
         if _is_verb(lw, lex) and not (structured and w[:1].isupper()):
-            break  # "I burned 450 kcal": the verb is not part of a label
+            prev = _low(tokens[i - 1][0]) if i > 0 else ""
+            if not (strong and not words and re.match(r"[a-z]", prev) and prev not in lex.pronouns
+                    and prev not in lex.boundary_words and prev not in lex.determiners and not _is_verb(prev, lex)):
+                break  # "I burned 450 kcal": the verb is not part of a label
+            # "my minutes spent was 40m", "distance covered: 5 km": a participle inside the label
         if not structured and not strong and _proper_noun(text, w, tokens[i][1]):
             break  # "The book Steps to Freedom costs 12 dollars": a title or a name is not a label
         words.append((w, tokens[i][1]))
@@ -386,7 +400,7 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
             # a clause that is only "label value" ("..., score 69, ...") in a list of records is a record
             m = _CLAUSE_BREAK.search(text, value.end)
             rest = text[value.end:m.start() if m else len(text)]
-            strong = strong or (bool(_TRAILER.fullmatch(rest)) and (
+            strong = strong or ((bool(_TRAILER.fullmatch(rest)) or re.match(r"\s+and\b", rest) is not None) and (
                 value.unit is not None or not value.bare_int or (lists and _record_list(text, value, values))))
     words.reverse()
     if not words:
@@ -407,10 +421,19 @@ def _proper_noun(text: str, w: str, pos: int) -> bool:
 def _record_list(text: str, value: Value, values: list[Value]) -> bool:
     """True when `value` is an item of a list of measurements: its sentence has a colon before it, or another
     value with a unit ("Sleep last night: 8.3 h, ..., sleep score 78"; not "Room 204, gate 12, flight 447")."""
-    ss, se = _sentence_start(text, value.start), _sentence_end(text, value.end)
-    if re.search(r":(?!\d)", text[ss:value.start]):
+    ss = max(text.rfind("\n", 0, value.start), max((m.end() - 1 for m in re.finditer(r"[.!?]\s", text[:value.start])),
+                                                  default=-1)) + 1
+    m = re.compile(r"[.!?](?:\s|$)|\n").search(text, value.end)
+    se = m.start() if m else len(text)
+    ls = text.rfind("\n", 0, value.start) + 1
+    if re.search(r":(?!\d)", text[min(ls, ss):value.start]) or re.search(r"[;—]", text[ss:se]):
         return True
-    return any(v is not value and ss <= v.start < se and v.unit is not None and v.kind == "number" for v in values)
+    if any(v is not value and ss <= v.start < se and v.unit is not None and v.kind == "number" for v in values):
+        return True
+    # a line of its own that is only "label value" in a message of several lines ("Dabblers: 8\nGS 7")
+    ls, le = text.rfind("\n", 0, value.start) + 1, text.find("\n", value.end)
+    line = text[ls:le if le >= 0 else len(text)]
+    return "\n" in text.strip() and re.fullmatch(r"\s*[A-Za-z][\w .'-]{0,30}\s+\S+\s*", line) is not None
 
 
 def _extend_label(tokens: list[tuple[str, int]], i: int, structured: bool):
@@ -600,6 +623,18 @@ def record_subject(text: str, pos: int, *, descriptive: bool = False) -> tuple[s
                  if re.search(r"[;:]\s|\band\b", text[ss:pos]) else ss)
     head = text[cs:pos]
     m = _SUBJ_VERB.search(head)
+    if m and not lex.is_past(m.group("verb")) and re.search(r",\s*$", head) and not (
+            descriptive and m.group("verb").endswith("ing")):
+        m, cs = None, max(cs, head.rfind(",") + cs)
+        head = ""
+    if not m and not head.strip(" ,") and cs > ss:
+        # an item of a list whose verb opens the sentence: "Logged 1 of clutch, 7 chicks"
+        first = re.match(r"\s*(?:(?P<subj>I|[A-Z][a-z]+)\s+)?(?P<verb>[A-Za-z]+)\b", text[ss:cs])
+        if first and lex.is_past(first.group("verb")) and first.group("verb").lower() not in lex.auxiliaries:
+            subj = first.group("subj")
+            if subj is None or _low(subj) in lex.first_person:
+                return (subj or ""), lex.lemma(first.group("verb")), (ss + first.start("subj") if subj else None)
+        return None, None, None
     if not m:
         return None, None, None
     verb = _low(m.group("verb"))
@@ -648,16 +683,30 @@ def _count_noun(text: str, v: Value) -> tuple[str, int] | None:
     return " ".join(mods + [noun]), v.end + m.end()
 
 
+def _item_label(text: str, v: Value) -> str:
+    """The words after a value up to the end of its list item ("1409 my rating" -> "my rating")."""
+    lex = active_lexicon()
+    m = re.match(r"\s+([A-Za-z][A-Za-z' -]{0,40}?)\s*(?=[,;\n|]|\s+and\s|\s[—–]\s|[.!?]?\s*$)", text[v.end:])
+    if not m:
+        return ""
+    words = [w for w in m.group(1).split() if _low(w) not in lex.determiners]
+    if not 1 <= len(words) <= 3 or any(_low(w) in lex.pronouns or _low(w) in lex.boundary_words for w in words):
+        return ""
+    return " ".join(words)
+
+
 def _log_line(text: str, v: Value, values: list[Value]) -> bool:
     """A line (after an optional "heading:") made only of "<number> <word(s)>" items: "25 scales, 40 minutes"."""
     ls = text.rfind("\n", 0, v.start) + 1
     le = text.find("\n", v.end)
     line = text[ls:le if le >= 0 else len(text)]
     body = line.split(":", 1)[1] if ":" in line and line.index(":") < v.start - ls else line
-    items = [x.strip() for x in re.split(r"[,;]|\band\b", body) if x.strip()]
-    if len(items) < 2:
+    body = re.sub(r"^\s*[A-Za-z]+\s+\d{1,3}\s+[—–-]\s+", "", body)  # "Day 6 — ..."
+    items = [x.strip() for x in re.split(r"[,;]|\band\b|\s[—–]\s", body) if x.strip()]
+    if len(items) < 2 or any(len(x.split()) > 4 for x in items):
         return False
-    return all(re.match(r"[~≈]?\s?[$€£¥₹]?\d", x) and len(x.split()) <= 4 for x in items)
+    numeric = [x for x in items if re.match(r"[~≈]?\s?[$€£¥₹]?\d", x)]
+    return len(numeric) >= 2 and len(numeric) * 2 >= len(items)
 
 
 def _value_found(attr_label: str, v: Value, *, label_raw: str, average: bool = False, dim_name: bool = False,
@@ -752,8 +801,12 @@ def _from_value(text: str, v: Value, values: list[Value], structured: bool, desc
     lex = active_lexicon()
     if v.ident:
         return []  # codes are text fields only when a label names them (_identifiers)
-    if v.ordinal or (v.kind == "number" and v.unit is None and not v.parts and _is_year(v)):
+    if v.ordinal:
         return []
+    if v.kind == "number" and v.unit is None and not v.parts and _is_year(v):
+        yl = left_label(text, v, values, structured=structured)
+        if not yl.strong or re.search(r"\b(?:in|since|from|of|by|until|year|born)\W*$", text[:v.start], re.I):
+            return []  # "We moved here in 2019": a year; "measured the PR at 2048" is a reading
     if v.kind == "number" and re.match(r"\s*:(?!\d)", text[v.end:]) and not v.parts:
         return []  # a heading number: "Round 3: ...", "Day 12:"
     if v.unit is None and re.match(r"\s+(\w+)\s+ago\b", text[v.end:]):
@@ -764,7 +817,8 @@ def _from_value(text: str, v: Value, values: list[Value], structured: bool, desc
     if not structured and not descriptive and v.kind == "number":
         if _irrealis(text, v.start):
             return []  # "My train leaves at 7:45 tomorrow, platform 3": a plan, not a record
-        if v.unit is None and not v.parts and re.search(r"\bat\s*$", text[:v.start], re.I):
+        if v.unit is None and not v.parts and (v.number or 0) <= 24 and re.search(
+                r"\b(?:is|are|am|'s|'re|be|will)\b[^,;.:]*\bat\s*$", text[_clause_start(text, v.start):v.start], re.I):
             return []  # "the retro is at 4": a time of day without its colon, not a quantity
     if v.kind == "number" and v.unit is None and not v.parts:
         idl = _ident_prefix(text, v)
@@ -774,6 +828,8 @@ def _from_value(text: str, v: Value, values: list[Value], structured: bool, desc
         ur = re.sub(r"^[\d.,\s$€£¥₹+-]+", "", v.raw)
         if len(ur) > 1 and ur[0].isupper() and ur[1:].islower() and _proper_noun(text, ur, v.end - len(ur)):
             return []  # "a book called 24 Hours in the Garden": a title, not a duration
+    if v.word and not re.search(r"(?::|\b(?:was|is|were|are|at))\s*$", text[:v.start], re.I):
+        return []  # a number word needs an explicit link: "Games: seven", "my puzzles was six", "Clutch at eight"
     lab = left_label(text, v, values, structured=structured)
     if lab.text and _identifier_label(lab.text) and v.kind == "number" and v.unit is None:
         return _as_identifier(lab.text, v)
@@ -786,8 +842,15 @@ def _from_value(text: str, v: Value, values: list[Value], structured: bool, desc
     strong = lab.strong
     if not label:
         ofl = of_label(text, v)
-        if ofl and unit is not None:
-            label, strong = ofl, True  # "7 hours of sleep", "2 liters of water"
+        lead = re.search(r"([A-Za-z]+)\s*$", text[:v.start])
+        logged = bool(lead and _low(lead.group(1)) in lex.connectives and _low(lead.group(1)) not in lex.weak_connectives
+                      and lex.is_past(lead.group(1)))
+        if ofl and (unit is not None or logged):
+            label, strong = ofl, True  # "7 hours of sleep", "2 liters of water", "logged 1562 of PR"
+    if not label and v.kind == "number" and _log_line(text, v, values):
+        il = _item_label(text, v)  # "Day 6 — 55 moves, 1409 my rating, 48m session"
+        if il:
+            label, strong = il, True
     if not label and unit is None and v.kind == "number":
         rl = right_label(text, v)  # "69% time in range"
         if rl and (structured or _record_list(text, v, values)):
@@ -926,7 +989,10 @@ def _counts(text: str, values: list[Value], used: set[int], structured: bool, de
             continue
         noun, _ = cn
         subj, verb, sstart = record_subject(text, v.start, descriptive=descriptive or structured)
-        log = _log_line(text, v, values)
+        ls = max(text.rfind("\n", 0, v.start), max((m.end() - 1 for m in re.finditer(r"[.!?]\s", text[:v.start])),
+                                                  default=-1)) + 1
+        log = _log_line(text, v, values) or (re.search(r":(?!\d)\s", text[ls:v.start]) is not None
+                                             and not _irrealis(text, v.start))
         if not (log or structured or descriptive):
             if subj is None or _irrealis(text, v.start) or _in_question(text, v.start):
                 continue
@@ -1042,11 +1108,12 @@ def _text_fields(text: str, structured: bool) -> list[Found]:
     out = []
     offset = 0
     for line in text.split("\n"):
-        cell_re = r"(?:[^|\t ]| (?! ))+" if structured else r"(?:[^|\t.!?;]|\.(?=\S))+"
+        cell_re = r"(?:[^|\t ]| (?! ))+" if structured else r"(?:[^|\t.!?;,]|\.(?=\S)|,(?=\S))+?(?=\s+and\s|[|\t.!?;,]\s|[|\t!?;]|\.$|$)"
         cells = [(m.group(0), offset + m.start()) for m in re.finditer(cell_re, line)]
         for cell, base in cells:
             m = _TEXT_FIELD.match(cell)
-            if not m or re.search(r"\d", m.group("value")):
+            if not m or re.search(r"\d", m.group("value")) or any(
+                    _low(w) in lex.number_words for w in m.group("value").split()):
                 continue
             val = m.group("value").strip().rstrip(".")
             label = m.group("label").strip()
@@ -1066,6 +1133,34 @@ def _text_fields(text: str, structured: bool) -> list[Found]:
             out.append(Found(name, cell[m.start("value"):m.start("value") + len(val)], s, s + len(val), "text", None,
                              None, label))
         offset += len(line) + 1
+    return out
+
+
+_COPULA = re.compile(r"(?:^|(?<=[\s,;:(]))(?P<det>[Tt]he|[Mm]y|[Oo]ur)\s+(?P<label>[A-Za-z][\w.'-]*(?:\s+[A-Za-z][\w.'-]*){0,2}?)"
+                     r"\s+(?:was|is|were|are)\s+(?P<value>[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*){0,2}?)"
+                     r"(?=\s*(?:[,;.!?)]|$)|\s+(?:and|but|with|so)\b)")
+
+
+def _copula_texts(text: str) -> list[Found]:
+    """ "the seed type was peanuts", "the opp. was Keiko", "my mood was calm": a short text value."""
+    lex = active_lexicon()
+    out = []
+    for m in _COPULA.finditer(text):
+        label, val = m.group("label"), m.group("value")
+        lw = [_low(w) for w in label.split()]
+        vw = [_low(w) for w in val.split()]
+        if any(w in lex.pronouns or w in lex.boundary_words or w in lex.auxiliaries for w in lw):
+            continue
+        if any(w in lex.determiners or w in lex.pronouns or w in lex.boundary_words or w in lex.hedges
+               or w in lex.comparatives or w in lex.auxiliaries or w.endswith("ly") or w in lex.number_words
+               or _is_verb(w, lex) or w.endswith("ing") for w in vw):
+            continue  # "the game was really close", "my day was going well": not a value
+        if lw[-1] in lex.record_words or lw[-1] in lex.time_words:
+            continue
+        name = normalize_attribute(label, value_kind="text")
+        if name is None:
+            continue
+        out.append(Found(name, val, m.start("value"), m.end("value"), "text", None, None, label))
     return out
 
 
@@ -1143,6 +1238,9 @@ def extract_text(text: str, *, structured: bool, speaker: str | None = None,
         found.extend(got)
     found = _name_by_shape(text, found)
     found.extend(_text_fields(text, structured))
+    if not structured and not assistant and not descriptive:
+        taken = {(f.start, f.end) for f in found}
+        found.extend(f for f in _copula_texts(text) if (f.start, f.end) not in taken)
     # one observation per span and attribute
     seen: set[tuple[str, int]] = set()
     out = []

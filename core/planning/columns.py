@@ -40,7 +40,7 @@ MEASURE_ADJECTIVES = {
 COS_SUPPORT = 0.45
 SCAFFOLD = frozenset({"day", "date", "week", "month", "year", "time", "which", "value", "record", "entry", "log",
                       "ever", "recorded", "record", "total", "average", "mean", "avg", "sum", "number",
-                      "amount", "latest", "first", "last", "recent", "highest", "lowest", "most", "least",
+                      "latest", "first", "last", "recent", "highest", "lowest", "most", "least",
                       "overall", "altogether", "combined", "typical", "usual", "per", "each", "every"})
 GENERIC_NAME_WORDS = frozenset({"avg", "average", "mean", "total", "max", "min", "num", "number", "count", "value",
                                 "level", "amount", "no", "nr"})
@@ -360,6 +360,8 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
     docs, index, vocab, own = _column_index(cands)
     qtok = query_tokens(text, vocab)
     qset = set(qtok)
+    # words the phrase itself uses (not the dimension an adjective implies): what support rests on
+    plain = qset - {stem(d) for d in MEASURE_ADJECTIVES.values() if d} | (qset & set(tokens(text)))
     seq = question_words(text)
     head = next((w for w in reversed(seq) if w not in SCAFFOLD and w not in _FUNCTION_WORDS), None)
     # the embedding sees the content words only: question scaffolding ("which day did I") is noise here
@@ -377,7 +379,10 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
     out = []
     for i, (t, c) in enumerate(cands):
         cdim = unit_dimension(c.unit)
-        overlap = len(qset & own[i]) + (1 if dims and cdim in dims else 0)  # the unit asked names it
+        overlap = len(plain & own[i]) + (1 if dims and cdim in dims else 0)  # the unit asked names it
+        dim_hit = bool(implied and cdim == implied)
+        # an implied dimension ("longest" -> duration) supports a column only in a table the question names
+        named_table = bool(set(table_words(t.table_name)) & plain) or t.table_name in named_tables
         score = lam * float(cos[i]) + (1 - lam) * float(bm[i]) + 0.1 * float(pnorm[i])
         # a name word the phrase does not use ("deep" in deep_sleep for "how much did I sleep") suggests
         # a more specific quantity than the one asked about
@@ -387,8 +392,8 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         score -= 0.2 * min(uncovered, 2)
         for nm in [c.name] + list(c.aliases):
             parts = [stem(w) for w in re.findall(r"[a-z0-9]+", nm.lower().replace("_", " "))]
-            if len(parts) >= 2 and _contains(seq, parts):
-                score += min(0.3, 0.1 * len(parts))  # a whole name of the column is in the question
+            if parts and _contains(seq, parts) and (len(parts) >= 2 or parts[0] not in GENERIC_NAME_WORDS):
+                score += min(0.3, 0.1 * max(len(parts), 1.5))  # a whole name of the column is in the question
                 break
         if head and head in own[i]:
             score += 0.15  # the phrase's last word (its head) names the quantity
@@ -396,8 +401,9 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
             score += 0.15
         if t.table_name in named_tables:
             score += 0.2  # the rows the question names ("over all my harvests") are this table's
+        supported = overlap > 0 or float(cos[i]) >= COS_SUPPORT or (dim_hit and named_table)
         out.append(ColumnChoice(t.table_name, c.name, round(score, 4), round(float(cos[i]), 4),
-                                round(float(bm[i]), 4), overlap, overlap > 0 or float(cos[i]) >= COS_SUPPORT, cdim))
+                                round(float(bm[i]), 4), overlap, supported, cdim))
     out.sort(key=lambda x: -x.score)
     return out
 

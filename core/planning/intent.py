@@ -17,9 +17,9 @@ from datetime import date, datetime
 from .dates import NUMBER_WORDS, TimeRange, find_time_range
 
 _SUPER_DESC = ("most", "highest", "longest", "maximum", "biggest", "largest", "furthest", "farthest",
-               "heaviest", "peak", "best", "greatest", "top", "hottest", "warmest", "fastest")
+               "heaviest", "best", "greatest", "hottest", "warmest", "fastest", "max")
 _SUPER_ASC = ("least", "lowest", "shortest", "minimum", "smallest", "fewest", "lightest", "worst", "slowest",
-              "coldest", "coolest", "bottom")
+              "coldest", "coolest", "min")
 SUPERLATIVE_BASE = {"longest": "long", "shortest": "long", "furthest": "far", "farthest": "far",
                     "heaviest": "heavy", "lightest": "heavy", "fastest": "fast", "slowest": "fast", "hottest": "hot",
                     "coldest": "cold", "warmest": "warm", "coolest": "cold", "biggest": "big", "smallest": "big",
@@ -291,7 +291,7 @@ _RECORDS = [
     r"\b(?:over|across|among|in|for|from|of|on)\s+(?:all\s+(?:of\s+)?|every\s+|each\s+)(?:my\s+|our\s+|the\s+)?"
     r"(?P<r>[a-z]+(?:\s+[a-z]+)?)",
     # "what X did my last harvest show", "what did the first invoice say"
-    r"\b(?:did|do|does)\s+(?:my|our|the)\s+(?:(?:last|latest|first|earliest|most\s+recent)\s+)?"
+    r"\b(?:did|do|does)\s+(?:my|our|the)\s+(?:(?P<q>last|latest|first|earliest|most\s+recent)\s+)?"
     r"(?P<r>[a-z]+(?:\s+[a-z]+)?)\s+(?:show|have|record|log|read|say|list|give)\b",
     # "across my harvests in May", "on harvests with ...", "in my light cycles"
     r"\b(?:across|among)\s+(?:my|our|the)\s+(?P<r>[a-z]+(?:\s+[a-z]+)?)",
@@ -302,7 +302,7 @@ _RECORDS = [
 _NOT_RECORDS = frozenset("history memory logs records data entries time day days week month year total life".split())
 
 
-def _records_phrase(low: str) -> tuple[str, str] | None:
+def _records_phrase(low: str) -> tuple[str, str, str | None] | None:
     """(records noun phrase, the words to drop from the target) for phrases that name the rows a question
     is about; plain English prepositions and determiners, no domain words."""
     for pat in _RECORDS:
@@ -312,9 +312,11 @@ def _records_phrase(low: str) -> tuple[str, str] | None:
         r = m["r"].strip()
         ws = [w for w in r.split() if w not in _HOW_STOP and w not in _VERBISH]
         # a record noun is a plural or a noun phrase ending in one ("water changes"), or after did/do
-        if not ws or ws[-1] in _NOT_RECORDS:
+        if not ws or (len(ws) == 1 and ws[0] in _NOT_RECORDS) or ws[-1] in ("history", "memory"):
             continue
-        return " ".join(ws), r
+        # "did my last harvest show": the qualifier stays (it is the operator), the rest goes
+        q = m.groupdict().get("q")
+        return " ".join(ws), (m[0] if q is not None or "show" in m[0] or m[0].startswith("did") else r), q
     return None
 
 
@@ -360,7 +362,7 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
         hm = re.search(r"\bhow\s+(many|much)\s+(\w+)?", low)
     records = _records_phrase(low)
     if records:
-        low = " ".join(low.replace(records[1], " ").split())
+        low = " ".join(low.replace(records[1], f" {records[2] or ''} ").split())
         common["records"] = records[0]
     vs = _VERSUS.search(rest)
     if vs:

@@ -1,0 +1,256 @@
+"""The planner on memories of other domains: questions matched to columns by meaning, not by any one
+history's words.
+
+Small hand-built memories (plants, invoices, chess) follow the materialization contract (schemas rows,
+one table per schema, memory_tables, observations with their labels as written, field_aliases, a
+retrieval hierarchy of events). Each test asks through the engine and checks the plan's tool call,
+the computed value (from the Python rows) and the answer text.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from core.config import DEFAULT
+from core.planning import QueryEngine
+from core.planning.tools import ANALYTIC_TOOLS
+from core.store import Store
+
+T0 = datetime(2026, 3, 2, 9, 0)
+
+
+def _rows(n, make):
+    return [dict(make(i), time=T0 + timedelta(days=2 * i, hours=i % 5)) for i in range(n)]
+
+
+# table -> (description, [(column, dtype, unit, description, labels as written, raw attribute)], rows)
+PLANTS = _rows(14, lambda i: {"weight_g": 120.0 + 17 * i % 90, "moist_pct": 30.0 + (7 * i) % 25,
+                              "plant": ("tomato", "basil", "chard")[i % 3]})
+INVOICES = _rows(12, lambda i: {"amount": 40.0 + 13.5 * (i % 7), "qty": float(2 + i % 5),
+                                "parcel_kg": 1.0 + 0.4 * (i % 6)})
+GAMES = _rows(11, lambda i: {"moves": float(30 + (11 * i) % 45), "duration_min": 18.0 + (23 * i) % 50,
+                             "rating": 1500.0 + 9 * i - (i % 3) * 14})
+TABLES = {
+    "harvest_log": ("One row per harvest record: weight (g), moisture (%), plant.", [
+        ("weight_g", "DOUBLE", "g", "", ("Wt", "weight"), "wt"),
+        ("moist_pct", "DOUBLE", "%", "", ("Moist.", "Soil moisture"), "moist"),
+        ("plant", "VARCHAR", None, "", ("plant",), None)], PLANTS),
+    "invoice_log": ("One row per invoice record: amount (€), qty, parcel (kg).", [
+        ("amount", "DOUBLE", "€", "", ("Amount due", "Total €"), "amount_due"),
+        ("qty", "DOUBLE", None, "", ("Qty", "Items"), "items"),
+        ("parcel_kg", "DOUBLE", "kg", "", ("Parcel", "Shipping weight"), None)], INVOICES),
+    "game_log": ("One row per game record: moves, duration (min), rating.", [
+        ("moves", "DOUBLE", None, "", ("Moves",), None),
+        ("duration_min", "DOUBLE", "min", "", ("Time", "Game time"), "game_time"),
+        ("rating", "DOUBLE", None, "", ("Elo", "Rating"), "elo")], GAMES),
+}
+# quantities that live only in a few one-off rounds (no table): a vet bill paid three times
+ONE_OFF = [(datetime(2026, 3, 5, 18), "I paid the vet bill today, 84.50 dollars for the checkup.", 84.5),
+           (datetime(2026, 3, 19, 18), "Another vet bill: 120 dollars, the cat needed a vaccine.", 120.0),
+           (datetime(2026, 4, 9, 18), "Vet bill came to 45.25 dollars for the follow-up.", 45.25)]
+
+
+def build_general_memory(path: Path, embedder) -> Path:
+    store = Store(path)
+    con = store.con
+    rounds = []  # (time, text, table, row)
+    for name, (_, cols, rows) in TABLES.items():
+        for r in rows:
+            parts = [f"{cols[k][4][0]} {r[c]}" for k, c in enumerate(x[0] for x in cols)]
+            rounds.append((r["time"], f"user: {name.split('_')[0]} note: " + ", ".join(parts), name, r))
+    for t, text, v in ONE_OFF:
+        rounds.append((t, f"user: {text}", None, {"vet_bill": v}))
+    rounds.sort(key=lambda x: x[0])
+    con.execute("BEGIN TRANSACTION")
+    days = {}
+    for order, (t, text, table, row) in enumerate(rounds, start=1):
+        sid = days.setdefault(t.date(), f"S{len(days) + 1}")
+        rid = f"{sid}:R{order}"
+        row["round_id"], row["round_order"] = rid, order
+        if order == 1 or sid not in [d for d in list(days.values())[:-1]]:
+            con.execute("INSERT INTO sessions VALUES (?, ?, 'fixture', NULL) ON CONFLICT DO NOTHING", [sid, t.date()])
+        con.execute("INSERT INTO rounds (round_id, session_id, round_order, index_in_session, time, dialogue, text, "
+                    "content_hash, source) VALUES (?, ?, ?, 0, ?, ?, ?, ?, 'fixture')",
+                    [rid, sid, order, t, json.dumps([text.split(": ", 1)]), text,
+                     hashlib.sha1(text.encode()).hexdigest()])
+        seq = 0
+        if table is None:
+            con.execute("INSERT INTO observations (round_id, seq, attribute, raw_value, number, unit, value_kind, "
+                        "source, label, extractor, raw_attribute) VALUES (?, 0, 'vet_bill', ?, ?, '$', 'number', "
+                        "'text', 'vet bill', 'rules', 'vet_bill')", [rid, str(row["vet_bill"]), row["vet_bill"]])
+            continue
+        for k, (c, dtype, unit, _, labels, raw) in enumerate(TABLES[table][1]):
+            label = labels[order % len(labels)]
+            con.execute("INSERT INTO observations (round_id, seq, attribute, raw_value, number, unit, value_kind, "
+                        "source, label, extractor, text_value, raw_attribute) VALUES (?, ?, ?, ?, ?, ?, ?, 'text', ?, "
+                        "'rules', ?, ?)",
+                        [rid, seq, c, str(row[c]), row[c] if dtype == "DOUBLE" else None, unit,
+                         "number" if dtype == "DOUBLE" else "text", label,
+                         row[c] if dtype == "VARCHAR" else None, raw or c])
+            seq += 1
+    for sid, (name, (desc, cols, rows)) in enumerate(TABLES.items(), start=1):
+        defs = ", ".join(f"{c} {d}" for c, d, *_ in cols)
+        con.execute(f"CREATE TABLE {name}(source VARCHAR, round_order INTEGER, time TIMESTAMP, captions VARCHAR, {defs})")
+        for r in rows:
+            con.execute(f"INSERT INTO {name} VALUES (?, ?, ?, NULL{', ?' * len(cols)})",
+                        [r["round_id"], r["round_order"], r["time"]] + [r[c] for c, *_ in cols])
+        con.execute("INSERT INTO schemas VALUES (?, ?, ?, ?, ?, 1, 1)",
+                    [sid, json.dumps([c for c, *_ in cols]), name, desc,
+                     json.dumps([{"name": c, "dtype": d, "unit": u, "description": cd} for c, d, u, cd, *_ in cols])])
+        for c, _, _, _, _, raw in cols:
+            if raw and raw != c:
+                con.execute("INSERT INTO field_aliases VALUES (?, ?, 1, 0.8, '{}', 'auto')", [raw, c])
+    counts = " ".join(f"WHEN '{n}' THEN (SELECT count(*) FROM {n})" for n in TABLES)
+    con.execute(f"CREATE VIEW memory_tables AS SELECT s.table_name, s.description, CASE s.table_name {counts} END "
+                f"AS n_rows FROM schemas s")
+    con.execute("INSERT INTO nodes (node_id, level, parent_id, description, text_emb, n_members) VALUES "
+                "('T1', 'topic', NULL, 'notes', ?, 1)", [embedder.encode(["notes"])[0].tolist()])
+    weeks: dict[int, list] = {}
+    for order, (t, text, _, row) in enumerate(rounds, start=1):
+        weeks.setdefault(t.isocalendar()[1], []).append((row["round_id"], t, text, order))
+    for wk, evs in weeks.items():
+        desc = " ".join(e[2] for e in evs)[:400]
+        con.execute("INSERT INTO nodes (node_id, level, parent_id, description, text_emb, t_start, t_end, first_order, "
+                    "last_order, n_members, closed) VALUES (?, 'episode', 'T1', ?, ?, ?, ?, ?, ?, ?, true)",
+                    [f"E{wk}", desc, embedder.encode([desc])[0].tolist(), evs[0][1], evs[-1][1], evs[0][3],
+                     evs[-1][3], len(evs)])
+        for rid, t, text, order in evs:
+            con.execute("INSERT INTO nodes (node_id, level, parent_id, description, text_emb, t_start, t_end, "
+                        "first_order, last_order, n_members, closed, round_id) "
+                        "VALUES (?, 'event', ?, ?, ?, ?, ?, ?, ?, 1, true, ?)",
+                        [f"ev:{rid}", f"E{wk}", text, embedder.encode([text])[0].tolist(), t, t, order, order, rid])
+    con.execute("COMMIT")
+    store.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    from conftest import HashEmbedder
+
+    emb = HashEmbedder()
+    path = build_general_memory(tmp_path_factory.mktemp("general") / "memory.duckdb", emb)
+    con = duckdb.connect(str(path))
+    yield QueryEngine(con, emb, DEFAULT)
+    con.close()
+
+
+def _step(trace):
+    steps = [s for s in trace.steps if s.tool in ANALYTIC_TOOLS and s.status == "ok"]
+    assert steps, (trace.plan.intent, trace.plan.notes, trace.answer.text)
+    return steps[-1]
+
+
+def _call(s):
+    return (s.args.get("table"), s.args.get("target_column_expression"), s.args.get("operator"))
+
+
+# ---------------------------------------------------------------------- count rows vs sum a column
+def test_how_many_records_counts_rows(engine):
+    t = engine.ask("How many harvests did I log in total?")
+    s = _step(t)
+    assert _call(s) == ("harvest_log", "*", "count") and s.value["n_rows"] == len(PLANTS)
+    assert t.answer.text.startswith(f"{len(PLANTS)} harvests")
+
+
+def test_how_many_units_sums_the_column_of_that_unit(engine):
+    t = engine.ask("How many grams did I harvest in total?")
+    s = _step(t)
+    assert _call(s) == ("harvest_log", "weight_g", "sum")
+    assert s.value["value"] == pytest.approx(sum(r["weight_g"] for r in PLANTS))
+    # the answer a person can check: value, unit, records in their own noun, the period
+    assert f"{len(PLANTS)} harvests" in t.answer.text and " g " in t.answer.text
+
+
+def test_how_many_of_a_column_named_by_its_label_sums_it(engine):
+    # "items" is a label as written for qty: the counted noun is the column, not the rows
+    s = _step(engine.ask("How many items did I order in total?"))
+    assert _call(s) == ("invoice_log", "qty", "sum")
+    assert s.value["value"] == pytest.approx(sum(r["qty"] for r in INVOICES))
+
+
+def test_how_many_records_with_a_condition_counts_them(engine):
+    s = _step(engine.ask("How many games had more than 40 moves?"))
+    assert _call(s)[0] == "game_log" and s.args["operator"] == "count"
+    assert s.value["n_rows"] == sum(1 for r in GAMES if r["moves"] > 40)
+
+
+# ---------------------------------------------------------------------- units and aliases
+def test_unit_in_the_question_is_a_hard_constraint_and_converts(engine):
+    s = _step(engine.ask("What was the total weight of my harvests in kg?"))
+    assert s.args["table"] == "harvest_log" and s.args["target_column_expression"].startswith("weight_g")
+    assert s.value["unit"] == "kg"
+    assert s.value["value"] == pytest.approx(sum(r["weight_g"] for r in PLANTS) / 1000)
+
+
+def test_unit_names_the_column_among_tables(engine):
+    s = _step(engine.ask("What was the heaviest parcel in kilograms?"))
+    assert (s.tool, s.args["table"], s.args["target_column_expression"]) == ("Rank", "invoice_log", "parcel_kg")
+    assert s.value["values"][0] == max(r["parcel_kg"] for r in INVOICES)
+
+
+def test_label_as_written_reaches_its_column(engine):
+    s = _step(engine.ask("What was my average soil moisture?"))
+    assert _call(s) == ("harvest_log", "moist_pct", "avg")
+    assert s.value["value"] == pytest.approx(statistics.mean(r["moist_pct"] for r in PLANTS))
+
+
+def test_abbreviated_alias_reaches_its_column(engine):
+    # the column is "qty"; the question says "quantity"
+    s = _step(engine.ask("What was the average quantity on my invoices?"))
+    assert _call(s) == ("invoice_log", "qty", "avg")
+    # the rating column is known by the label "Elo" too
+    s = _step(engine.ask("What was my latest Elo?"))
+    assert _call(s) == ("game_log", "rating", "latest")
+
+
+def test_trace_shows_the_candidate_columns_and_their_scores(engine):
+    s = _step(engine.ask("What was my average soil moisture?"))
+    note = next(n for n in s.notes if n.startswith("columns by meaning"))
+    assert "harvest_log.moist_pct h=" in note and "cos" in note and "bm25" in note
+
+
+# ---------------------------------------------------------------------- general intents
+def test_per_record_is_an_average_over_its_records(engine):
+    s = _step(engine.ask("How many items per invoice did I order?"))
+    assert _call(s) == ("invoice_log", "qty", "avg")
+    assert s.value["value"] == pytest.approx(statistics.mean(r["qty"] for r in INVOICES))
+
+
+def test_longest_is_a_duration_unless_a_distance_is_named(engine):
+    s = _step(engine.ask("What was my longest game?"))
+    assert (s.tool, s.args["target_column_expression"], s.args["order"]) == ("Rank", "duration_min", "desc")
+    assert s.value["values"][0] == max(r["duration_min"] for r in GAMES)
+
+
+@pytest.mark.parametrize("question,op,row", [("What was my latest rating?", "latest", -1),
+                                             ("What was my first rating?", "first", 0)])
+def test_latest_and_first_put_the_deciding_round_first(engine, question, op, row):
+    t = engine.ask(question)
+    s = _step(t)
+    assert _call(s) == ("game_log", "rating", op)
+    want = sorted(GAMES, key=lambda r: r["time"])[row]
+    assert s.value["value"] == want["rating"]
+    assert t.evidence_rounds[0] == want["round_id"]
+
+
+def test_extreme_puts_its_row_first(engine):
+    t = engine.ask("Which invoice had the highest amount?")
+    top = max(INVOICES, key=lambda r: (r["amount"], -r["time"].timestamp()))
+    assert t.evidence_rounds[0] == top["round_id"]
+
+
+# ---------------------------------------------------------------------- rare quantities
+def test_a_quantity_no_table_holds_is_computed_from_the_rounds_that_mention_it(engine):
+    t = engine.ask("How much did I pay for vet bills in total?")
+    assert t.plan.intent.endswith("->observations"), (t.plan.intent, t.plan.notes)
+    assert any("no table holds vet_bill" in n for n in t.plan.notes)
+    total = sum(v for _, _, v in ONE_OFF)
+    assert f"{total:g}" in t.answer.text.replace(",", ""), t.answer.text
+    assert "3 rounds" in t.answer.text

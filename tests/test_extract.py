@@ -702,3 +702,21 @@ def test_verb_phrasings_number_words_and_copula_texts(text, want):
 ])
 def test_number_words_and_copulas_need_a_record_shape(text):
     assert [o for o in ex(text) if o.value_kind in ("number", "text")] == []
+
+
+@pytest.mark.parametrize("text, want", [
+    ("Boiler check: 3.11m³ gas used, logged 52 C of boiler and Heating time: 4.7 h.",
+     {"gas_used": (3.11, "m³"), "boiler": (52.0, "°C"), "heating_duration": (282.0, "min")}),
+    ("Harvested honey. 10.64 kg yield and logged 16 of frames extracted.",
+     {"yield": (10.64, "kg"), "frames_extracted": (16.0, None)}),  # label after the value
+    ("Water meter: water used 0.093 m3, meter 363.44 m3, max flow 13.1 L/min",
+     {"water_used": (0.093, "m³"), "meter": (363.44, "m³"), "max_flow": (13.1, "L/min")}),
+    ("Did a water change. Volume changed: 26.2 litres, change % at 32 pct and Dechlor: 3ml.",
+     {"volume_changed": (26.2, "L"), "change": (32.0, "%"), "dechlor": (3.0, "mL")}),
+])
+def test_labels_after_values_compound_units_and_participles(text, want):
+    d = by_attr(ex(text))
+    for name, (n, unit) in want.items():
+        assert name in d, (name, ex(text))
+        assert d[name].number == pytest.approx(n) and d[name].unit == unit
+    assert_spans(rnd(text), list(d.values()))

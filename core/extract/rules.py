@@ -77,7 +77,7 @@ _IDENT = re.compile(r"(?<![\w#])#\s?\d[\d-]*(?![\w])"
                     r"|(?<![\w-])(?=[A-Za-z0-9-]*\d)(?=[A-Za-z0-9-]*[A-Za-z])[A-Za-z0-9]+(?:-[A-Za-z0-9]+)+(?![\w-])"
                     r"|(?<![\w-])[A-Z]{1,4}\d{3,}[A-Z0-9]*(?![\w-])")
 # single-letter unit spellings that are safe after a number ("7 h", "5 m", "3 g", "2 l", "5x", "200 w")
-_SHORT_UNITS = {"h", "s", "m", "g", "l", "x", "w"}
+_SHORT_UNITS = {"h", "s", "m", "g", "l", "x", "w", "c", "f"}
 
 
 @lru_cache(maxsize=16)
@@ -252,6 +252,8 @@ def _make_value(kind: str, m: re.Match, a: int, b: int, raw: str, text: str) -> 
             return None  # a decade: "the 1900s", "the 90s"
         if re.match(r"(st|nd|rd|th)\b", after, re.I):
             return Value(a, b + 2, text[a:b + 2], "number", _to_float(num), None, ordinal=True)
+        if unit_raw in ("c", "f"):  # "5 c": only a capital C/F means degrees
+            return Value(a, a + len(num), num, "number", _to_float(num), None, bare_int=num.isdigit())
         unit = parse_unit(unit_raw) if unit_raw else None
         if unit is None and unit_raw:
             return None
@@ -268,7 +270,7 @@ def _make_value(kind: str, m: re.Match, a: int, b: int, raw: str, text: str) -> 
 # --------------------------------------------------------------------------- labels
 
 _WORD = re.compile(r"\([^()]{1,12}\)|[A-Za-z][A-Za-z0-9'’]*(?:/[A-Za-z][A-Za-z0-9]*)*[.\u2024]?|[:=~≈–-]|[^\sA-Za-z]")
-_CLAUSE_BREAK = re.compile(r"[.!?;]\s|[.!?;]$|\n|\||\t|,\s|\s{2,}|\s[-–]\s|\bbut\b|\bwhile\b|\bthough\b", re.I)
+_CLAUSE_BREAK = re.compile(r"[.!?;]\s|[.!?;]$|\n|\||\t|,\s|\s{2,}|\s[-–—]\s|\bbut\b|\bwhile\b|\bthough\b", re.I)
 _SENTENCE_BREAK = re.compile(r"[.!?;]\s|\n|\|")
 _TRAILER_WORDS = r"on average|avg|average|total|in total|today|tonight|this morning|this evening|last night|yesterday"
 _TRAILER = re.compile(rf"\s*(?:{_TRAILER_WORDS})?\s*$", re.I)
@@ -356,6 +358,10 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
             words.append((w, tokens[i][1]))  # "Sleep Time (hrs): 5.5": the unit belongs to the label
             i -= 1
             continue
+        if w == "%" and not words and i > 0 and re.match(r"[A-Za-z]", tokens[i - 1][0]):
+            words.append((w, tokens[i][1]))  # "measured the change % at 29 pct"
+            i -= 1
+            continue
         if not re.match(r"[A-Za-z]", w) or lw in lex.pronouns:
             break
         if (not words and strong and not skipped_time and lw in lex.time_words and i > 0
@@ -381,7 +387,7 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
             break
         if _is_verb(lw, lex) and not (structured and w[:1].isupper()):
             prev = _low(tokens[i - 1][0]) if i > 0 else ""
-            if not (strong and not words and re.match(r"[a-z]", prev) and prev not in lex.pronouns
+            if not ((strong or skipped) and not words and re.match(r"[a-z]", prev) and prev not in lex.pronouns
                     and prev not in lex.boundary_words and prev not in lex.determiners and not _is_verb(prev, lex)):
                 break  # "I burned 450 kcal": the verb is not part of a label
             # "my minutes spent was 40m", "distance covered: 5 km": a participle inside the label
@@ -392,7 +398,8 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
     if skipped_time and not (i < 0 and prev_end == cs):
         # "... along the river today: 115 minutes": skipped time words need a label that starts the clause
         return Label("", False, verb, average)
-    after_colon = i >= 0 and words and tokens[i][0] in (":", "=") and not structured
+    after_colon = i >= 0 and words and not structured and (tokens[i][0] in (":", "=") or (
+        _low(tokens[i][0]) == "and" and _record_list(text, value, values)))  # "..., and frames extracted at 14"
     if (i < 0 and words and prev_end == cs) or after_colon:
         if structured:
             strong = True  # the label starts the line/cell: "Steps 10,432"
@@ -468,15 +475,18 @@ def right_label(text: str, value: Value) -> str:
     colon = text.rfind(":", cs, value.start)
     if colon >= 0:
         cs = colon + 1  # "CGM numbers for today: 69% time in range"
-    if text[cs:value.start].strip(" :-"):
+    if text[cs:value.start].strip(" :-") not in ("", "and", "And"):
         return ""
     m = _CLAUSE_BREAK.search(text, value.end)
-    rest = text[value.end:m.start() if m else len(text)].strip()
+    rest = text[value.end:m.start() if m else len(text)]
+    rest = re.split(r"\s(?:and|but|then)\s", rest)[0].strip()
     if not rest or len(rest.split()) > 4 or not re.fullmatch(r"[A-Za-z][A-Za-z '-]*", rest):
         return ""
     words = rest.lower().split()
     if words[0] in lex.pronouns or words[0] in lex.boundary_words - {"in", "of"} or words[0] in lex.comparatives:
         return ""
+    if _TRAILER.fullmatch(" " + rest) or _is_verb(words[0], lex) or words[0] in lex.time_words:
+        return ""  # "115 minutes total", "121/79 mmHg noted": no label after the value
     if any(w in lex.pronouns or w in lex.auxiliaries for w in words):
         return ""
     return rest
@@ -807,8 +817,8 @@ def _from_value(text: str, v: Value, values: list[Value], structured: bool, desc
         yl = left_label(text, v, values, structured=structured)
         if not yl.strong or re.search(r"\b(?:in|since|from|of|by|until|year|born)\W*$", text[:v.start], re.I):
             return []  # "We moved here in 2019": a year; "measured the PR at 2048" is a reading
-    if v.kind == "number" and re.match(r"\s*:(?!\d)", text[v.end:]) and not v.parts:
-        return []  # a heading number: "Round 3: ...", "Day 12:"
+    if v.kind == "number" and re.match(r"\s*:(?!\d)|\s+[—–]\s", text[v.end:]) and not v.parts and v.unit is None:
+        return []  # a heading number: "Round 3: ...", "Day 12 — ..."
     if v.unit is None and re.match(r"\s+(\w+)\s+ago\b", text[v.end:]):
         return []  # "3 days ago": a relative date
     after = re.match(r"\s+([a-z]+)\s+than\b|\s+([a-z]+er)\b", text[v.end:], re.I)
@@ -826,27 +836,31 @@ def _from_value(text: str, v: Value, values: list[Value], structured: bool, desc
             return _as_identifier(idl, v)  # "Order No. 48213", "Customer ID 771203"
     if not structured and v.unit is not None:
         ur = re.sub(r"^[\d.,\s$€£¥₹+-]+", "", v.raw)
-        if len(ur) > 1 and ur[0].isupper() and ur[1:].islower() and _proper_noun(text, ur, v.end - len(ur)):
+        if len(ur) > 2 and ur.isalpha() and ur[0].isupper() and ur[1:].islower() and _proper_noun(text, ur, v.end - len(ur)):
             return []  # "a book called 24 Hours in the Garden": a title, not a duration
     if v.word and not re.search(r"(?::|\b(?:was|is|were|are|at))\s*$", text[:v.start], re.I):
         return []  # a number word needs an explicit link: "Games: seven", "my puzzles was six", "Clutch at eight"
     lab = left_label(text, v, values, structured=structured)
     if lab.text and _identifier_label(lab.text) and v.kind == "number" and v.unit is None:
         return _as_identifier(lab.text, v)
-    if lab.text and v.unit is not None and _heading(text, v, values):
-        lab = Label("", False, lab.verb, lab.average)  # "Morning run: 6.5 km in 37 minutes, ...": a heading
+    if lab.text and v.unit is not None and (_heading(text, v, values) or (
+            re.search(r":\s*$", text[:v.start]) and right_label(text, v))):
+        # "Morning run: 6.5 km in 37 minutes, ...", "Boiler check: 3.11 m³ gas used": the label is a heading
+        lab = Label("", False, lab.verb, lab.average)
     if v.parts:
         return _fraction(v, lab, structured)
     unit = v.unit
     label = lab.text
     strong = lab.strong
+    lead = re.search(r"([A-Za-z]+)\s*$", text[:v.start])
+    logged = bool(lead and _low(lead.group(1)) in lex.connectives and _low(lead.group(1)) not in lex.weak_connectives
+                  and lex.is_past(lead.group(1)))
     if not label:
         ofl = of_label(text, v)
-        lead = re.search(r"([A-Za-z]+)\s*$", text[:v.start])
-        logged = bool(lead and _low(lead.group(1)) in lex.connectives and _low(lead.group(1)) not in lex.weak_connectives
-                      and lex.is_past(lead.group(1)))
         if ofl and (unit is not None or logged):
             label, strong = ofl, True  # "7 hours of sleep", "2 liters of water", "logged 1562 of PR"
+    elif logged and of_label(text, v):
+        label, strong = of_label(text, v), True  # "Extraction day: Logged 2.55 kg of yield"
     if not label and v.kind == "number" and _log_line(text, v, values):
         il = _item_label(text, v)  # "Day 6 — 55 moves, 1409 my rating, 48m session"
         if il:
@@ -855,9 +869,9 @@ def _from_value(text: str, v: Value, values: list[Value], structured: bool, desc
         rl = right_label(text, v)  # "69% time in range"
         if rl and (structured or _record_list(text, v, values)):
             label, strong = rl, True
-    if not label and unit is not None and unit.dimension in lex.weak_dimensions and v.kind == "number":
-        rl = right_label(text, v)
-        if rl and (structured or _record_list(text, v, values)):
+    if not label and unit is not None and v.kind == "number":
+        rl = right_label(text, v)  # "10.64 kg yield", "19.6% moisture", "3ml dechlor": the label after the value
+        if rl and (structured or _record_list(text, v, values) or unit.dimension not in lex.weak_dimensions):
             label, strong = rl, True
     if label and not _label_ok(label, v):
         label = ""

@@ -340,7 +340,8 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
                   encode_query: Callable[[str], np.ndarray], lam: float, *,
                   dtypes: tuple[str, ...] = ("DOUBLE",), table_prior: dict[str, float] | None = None,
                   exclude: set[tuple[str, str]] = frozenset(), dimension: str | None = None,
-                  implied: str | None = None, records: str | None = None) -> list[ColumnChoice]:
+                  implied: str | None = None, records: str | None = None,
+                  named: set[str] = frozenset()) -> list[ColumnChoice]:
     """Rank the attribute columns of `tables` (of the given types) for `text`, best first.
 
     `dimension`: a unit dimension the question names (a hard constraint: columns of another
@@ -373,9 +374,15 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
     prior = table_prior or {}
     pvals = np.array([prior.get(t.table_name, 0.0) for t, _ in cands])
     pnorm = minmax(pvals) if len(set(pvals.tolist())) > 1 else np.zeros(len(cands))
+    named_tables = (tables_named(records, tables) if records else set()) | set(named)
     if implied is None:
-        implied = next((MEASURE_ADJECTIVES[w] for w in seq if MEASURE_ADJECTIVES.get(w)), None)
-    named_tables = tables_named(records, tables) if records else set()
+        adj = next((w for w in seq if MEASURE_ADJECTIVES.get(w)), None)
+        implied = MEASURE_ADJECTIVES.get(adj) if adj else None
+        if implied == "duration" and adj in ("long", "short") and any(
+                unit_dimension(c.unit) == "distance" for t, c in cands if t.table_name in named_tables):
+            # "the longest run": the length of records that have one (a distance column in the table the
+            # question names); otherwise a duration ("the longest game", "how long did I sleep")
+            implied = "distance"
     out = []
     for i, (t, c) in enumerate(cands):
         cdim = unit_dimension(c.unit)
@@ -401,6 +408,8 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
             score += 0.15
         if t.table_name in named_tables:
             score += 0.2  # the rows the question names ("over all my harvests") are this table's
+        if c.n_values is not None and t.n_rows:
+            score += 0.05 * c.n_values / t.n_rows  # of two like columns, the one that holds the values
         supported = overlap > 0 or float(cos[i]) >= COS_SUPPORT or (dim_hit and named_table)
         out.append(ColumnChoice(t.table_name, c.name, round(score, 4), round(float(cos[i]), 4),
                                 round(float(bm[i]), 4), overlap, supported, cdim))

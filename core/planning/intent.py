@@ -225,7 +225,7 @@ _VERBISH = frozenset("went goes got came ran rode took made spent slept won lost
 # party is resolved later against the text columns' values, any name)
 _VERSUS = re.compile(r"\b(?:did|do|have|has|had|was|were)\s+(?:i|we)\s+(?:\w+\s+){1,2}?(?P<cmp>more|fewer|less)\s+"
                      r"(?P<noun>[a-z]+(?:\s+[a-z]+)?)\s+(?:(?:at|in|on|from|of)\s+[a-z]+\s+)?than\s+"
-                     r"(?!(?:i|we|usual|before|last|the|my|a|an)\b)(?P<other>[\w'-]+(?:\s+[A-Z][\w'-]*)?)",
+                     r"(?!(?:i|we|usual|before|last|the|my|a|an)\b)(?P<other>[\w'-]+(?:\s+(?-i:[A-Z])[\w'-]*)?)",
                      re.IGNORECASE)
 
 
@@ -299,6 +299,7 @@ _RECORDS = [
     # "first X in my harvests", "latest X of my invoices"
     r"\b(?:in|of|from|on)\s+(?:my|our)\s+(?P<r>[a-z]+(?:\s+[a-z]+)?)\s*$",
 ]
+_QUALIFIERS = frozenset("first last latest earliest recent next previous newest oldest".split())
 _NOT_RECORDS = frozenset("history memory logs records data entries time day days week month year total life".split())
 
 
@@ -310,12 +311,13 @@ def _records_phrase(low: str) -> tuple[str, str, str | None] | None:
         if not m:
             continue
         r = m["r"].strip()
-        ws = [w for w in r.split() if w not in _HOW_STOP and w not in _VERBISH]
+        quals = [w for w in r.split() if w in _QUALIFIERS]
+        ws = [w for w in r.split() if w not in _HOW_STOP and w not in _VERBISH and w not in _QUALIFIERS]
         # a record noun is a plural or a noun phrase ending in one ("water changes"), or after did/do
         if not ws or (len(ws) == 1 and ws[0] in _NOT_RECORDS) or ws[-1] in ("history", "memory"):
             continue
         # "did my last harvest show": the qualifier stays (it is the operator), the rest goes
-        q = m.groupdict().get("q")
+        q = m.groupdict().get("q") or (" ".join(quals) if quals else None)
         return " ".join(ws), (m[0] if q is not None or "show" in m[0] or m[0].startswith("did") else r), q
     return None
 

@@ -52,6 +52,7 @@ class ColumnMeta:
     # other names of this column's field: raw attributes merged into it by field alignment
     # (`field_aliases`) and the labels as written in the rounds (`observations.label`), most used first
     aliases: tuple[str, ...] = ()
+    n_values: int | None = None  # rows where the column is not null
 
     def text(self) -> str:
         """Column metadata as one line of text (for matching a question to a column)."""
@@ -186,6 +187,10 @@ def load_catalog(con: duckdb.DuckDBPyConnection, samples: int = 3) -> dict[str, 
             "SELECT column_name, data_type FROM information_schema.columns "
             "WHERE table_schema = 'main' AND table_name = ? ORDER BY ordinal_position", [name]).fetchall()
         n_rows = con.execute(f"SELECT count(*) FROM {ident}").fetchone()[0]
+        keep = [c for c, _ in catalog if not c.startswith("_")]
+        filled = dict(zip(keep, con.execute(
+            "SELECT " + ", ".join('count("' + c.replace('"', '""') + '")' for c in keep) + f" FROM {ident}"
+        ).fetchone())) if keep else {}
         cols = []
         for cname, ctype in catalog:
             if cname.startswith("_"):  # internal columns (the `_obs` provenance JSON) are not for planners
@@ -208,7 +213,8 @@ def load_catalog(con: duckdb.DuckDBPyConnection, samples: int = 3) -> dict[str, 
             cols.append(ColumnMeta(
                 name=cname, dtype=dtype, unit=d.get("unit") or None, description=d.get("description") or "",
                 samples=sample_vals, categories=cats, category_counts=counts, base=cname in BASE_COLUMNS,
-                aliases=aliases.get(cname, ()) if cname not in BASE_COLUMNS else ()))
+                aliases=aliases.get(cname, ()) if cname not in BASE_COLUMNS else (),
+                n_values=int(filled.get(cname) or 0)))
         out[name] = TableMeta(table_name=name, description=desc or "", columns=tuple(cols), n_rows=int(n_rows),
                               schema_id=sid)
     return out

@@ -429,8 +429,11 @@ class RulePlanner:
             vecs = self.embed(texts)
             cos = vecs @ self.encode_query(a.how_many_noun or "")
             i = int(np.argmax(cos))
-            if float(cos[i]) >= 0.4:
+            if float(cos[i]) >= 0.3:
                 table = tables[i].table_name
+            elif prior:
+                # the planning context's best table for the whole question (h over table metadata)
+                table = max(tables, key=lambda t: prior.get(t.table_name, 0.0)).table_name
         return table
 
     def _decide(self, a: Analysis, tables: list[TableMeta], context: PlanningContext) -> Decision:
@@ -439,7 +442,8 @@ class RulePlanner:
         cond = self._condition_filters(a, tables, prior)
         if len(cond) < len(a.conditions):
             notes.append("a numeric condition matched no column")
-        cats = match_categories(a.target_text if a.kind != "compare" else a.question, tables)
+        cats = match_categories(" ".join(filter(None, [a.target_text, a.records])) if a.kind != "compare"
+                                else a.question, tables)
         cat_filters = [(m.table, m.filter()) for m in cats]
         kind = a.kind
         numeric: list[ColumnChoice] = []
@@ -463,12 +467,15 @@ class RulePlanner:
             used = {(t, f["column"]) for t, f in cond}
             # the unit the answer is asked in is a hard constraint (not the units of conditions)
             dim = self._asked_dimension(a)
+            # tables whose rows the question names by a category value ("my runs" -> activity = run)
+            named = {m.table for m in cats}
             numeric = match_columns(text, tables, self.embed, self.encode_query, self.config.lambda_meta,
                                     dtypes=dtypes, table_prior=prior, exclude=used, dimension=dim,
-                                    records=a.records)
+                                    records=a.records, named=named)
             if used and not any(c.supported for c in numeric):
                 numeric = match_columns(text, tables, self.embed, self.encode_query, self.config.lambda_meta,
-                                        dtypes=dtypes, table_prior=prior, dimension=dim, records=a.records)
+                                        dtypes=dtypes, table_prior=prior, dimension=dim, records=a.records,
+                                        named=named)
         best = next((c for c in numeric if c.supported), None)
         if kind in ("aggregate", "extreme", "value", "value_sum", "latest", "first") and \
                 (best is None or best.overlap == 0) and not a.event:
@@ -486,8 +493,9 @@ class RulePlanner:
                 return Decision(a, notes=tuple(notes), choices=tuple(numeric[:5]), retrieval="semantic",
                                 rare=rare, rare_op=op, rare_dim=dim,
                                 reader=getattr(self.builder, "round_observations", None))
-        if kind == "extreme" and re.search(r"\b(?:the\s+)?most(?:\s+(?:often|common(?:ly)?|frequent(?:ly)?))?\b|"
-                                           r"\bfavou?rite\b", a.question.lower()):
+        if kind == "extreme" and re.search(r"\bmost\s+(?:often|common(?:ly)?|frequent(?:ly)?)\b|\bfavou?rite\b|"
+                                           r"\bthe\s+most\s*(?:$|[?.!,]|\b(?:in|on|during|last|this|over|since|"
+                                           r"times)\b)", a.question.lower()):
             # "what colour did I play the most": the most frequent value of a text column
             texts = match_columns(a.target_text, tables, self.embed, self.encode_query, self.config.lambda_meta,
                                   dtypes=("VARCHAR",), table_prior=prior)

@@ -124,12 +124,33 @@ def _cover(short: list[str], long: list[str]) -> int | None:
     return go(0, 0)
 
 
+# Words that say how a value is measured, not what: the extractor names an unlabelled value by its
+# unit's dimension ("dilut_volume" for "diluted in 2.7 L"), so a trailing one of these may be left
+# out when two names are compared (weaker evidence then). Unit dimensions are general, not a domain.
+MEASURE_WORDS = frozenset(
+    "value reading level amount volume mass weight duration time distance length temperature percent "
+    "speed pace energy power pressure count total".split())
+
+
 def name_evidence(a: str, b: str) -> tuple[float, str]:
     """How strongly two attribute names say they are one field, from their spelling alone:
     (score in [0, 1], reason). 1.0 same words up to plurals; 0.9 word-by-word abbreviation (also a
     word for the initials of several: "resting hr" / "resting heart rate"); 0.85 initials of the
-    whole name; 0.7 a word more or less; up to 0.8 similar spelling; else 0."""
-    wa, wb = words_of(a), words_of(b)
+    whole name; 0.7 a word more or less; up to 0.8 similar spelling; else 0. A trailing measure word
+    ("volume", "value", "duration") may be left out of either name, at 0.9 times the score."""
+    best = _name_evidence(words_of(a), words_of(b))
+    for wa, wb in ((words_of(a), words_of(b)),):
+        for xa in ([wa] + ([wa[:-1]] if len(wa) > 1 and wa[-1] in MEASURE_WORDS else [])):
+            for xb in ([wb] + ([wb[:-1]] if len(wb) > 1 and wb[-1] in MEASURE_WORDS else [])):
+                if xa is wa and xb is wb:
+                    continue
+                s, why = _name_evidence(xa, xb)
+                if round(0.9 * s, 3) > best[0]:
+                    best = (round(0.9 * s, 3), f"{why} (leaving out \"{(wa[-1] if xa is not wa else wb[-1])}\")")
+    return best
+
+
+def _name_evidence(wa: list[str], wb: list[str]) -> tuple[float, str]:
     if not wa or not wb:
         return 0.0, ""
     if [_singular(w) for w in wa] == [_singular(w) for w in wb]:
@@ -276,6 +297,7 @@ class FieldAligner:
             if f is not None and f in self._fields:
                 present.setdefault(f, raw)
         firsts = {o.attribute: o for o in reversed(observations)}
+        created: set[str] = set()
         by_raw: dict[str, list[Observation]] = {}
         for o in observations:
             by_raw.setdefault(o.attribute, []).append(o)
@@ -288,11 +310,15 @@ class FieldAligner:
             else:
                 seen = {f: [x for r2, t in self._alias.items() if t == f for x in by_raw.get(r2, ())]
                         for f in present}
-                best, score, ev = self._best_field(raw, o, present, text_vector, seen)
+                best, score, ev = self._best_field(raw, o, {f: r for f, r in present.items() if f not in created},
+                                                   text_vector, seen)
             if best is None or score < self.config.align_threshold:
                 target = raw  # a field of its own, named as the extractor named it
                 if target not in self._fields:
                     self._fields[target] = _Field(target, o.value_kind, round_order)
+                    # a field born in this round has no history: it is no evidence, for or against,
+                    # about the round's other new labels (a second device printing every label its way)
+                    created.add(target)
                 decision = Alignment(raw, target, round_order, round(score, 3),
                                      ev | {"best_field": best} if best else ev)
             else:

@@ -242,3 +242,21 @@ def test_the_same_value_under_two_labels_in_one_round_is_one_field(store):
     # another value under the other label is another quantity
     out = al.align(5, [num("moisture", 33, "%"), num("moisture_deep", 41, "%"), num("water", 210, "mL")])
     assert out[1].attribute == "moisture_deep"
+
+
+def test_a_trailing_measure_word_may_be_left_out():
+    score, why = name_evidence("dilut_volume", "dilution_water")
+    assert score == round(0.9 * 0.7, 3) and "leaving out" in why
+    assert name_evidence("water_volume", "water")[0] >= 0.7
+    assert name_evidence("price_value", "weight_value")[0] == 0.0
+
+
+def test_a_second_device_with_every_label_its_own_way(store):
+    # device A prints "temperature", "humidity"; device B prints "temp", "hum": B's first round has no
+    # known field, so its labels are judged by name and unit, not by companions born with them
+    al = FieldAligner(store.con, DEFAULT)
+    for i in range(1, 5):
+        al.align(i, [num("temperature", 20 + i, "°C"), num("humidity", 40 + i, "%")])
+    out = al.align(5, [num("co2", 400, "ppm"), num("room_temperature", 22, "°C")])
+    # co2 is new in this round: no evidence against "room temperature" being the temperature field
+    assert [o.attribute for o in out] == ["co2", "temperature"]

@@ -720,3 +720,19 @@ def test_labels_after_values_compound_units_and_participles(text, want):
         assert name in d, (name, ex(text))
         assert d[name].number == pytest.approx(n) and d[name].unit == unit
     assert_spans(rnd(text), list(d.values()))
+
+
+def test_ocr_text_values_next_to_and_under_their_labels():
+    d = _ocr("Studio Books\nInvoice total. | 3119.16 USD\nCustomer. | Quill Books\nTime billed. | 26.6 h")
+    assert d["customer"].raw_value == "Quill Books" and d["customer"].value_kind == "text"
+    assert d["invoice_total"].number == 3119.16 and d["time_billed_duration"].number == pytest.approx(1596)
+    d = _ocr("ChessHub\nOPP.\nAurelie\nRES.\nloss\nMOVE COUNT.\n70")  # label line over text line
+    assert (d["opp"].raw_value, d["res"].raw_value, d["move_count"].number) == ("Aurelie", "loss", 70)
+    d = _ocr("LiChessly\nVs. | Result. | Length. | Elo.\nIlya | draw | 88 | 1546")  # header row over a mixed row
+    assert (d["vs"].raw_value, d["result"].raw_value, d["length"].number, d["elo"].number) == ("Ilya", "draw", 88, 1546)
+    d = _ocr("gp. | won. | blitz rating.\n16 11 | 1280")  # OCR merged two value cells
+    assert (d["gp"].number, d["won"].number, d["blitz_rating"].number) == (16, 11, 1280)
+    d = _ocr("Opening | London System\nVariations | 9")  # a key/value table
+    assert d["opening"].raw_value == "London System" and d["variations"].number == 9
+    d = _ocr("Sleep time | Deep sleep\n6h 48m | 55 min")  # a header row is not a text value
+    assert set(d) == {"sleep_duration", "deep_sleep_duration"}

@@ -199,8 +199,8 @@ def _make_value(kind: str, m: re.Match, a: int, b: int, raw: str, text: str) -> 
             return None  # a range "9-5" or a hyphenated quantity "14-year"
         if raw[0].isdigit() and not re.search(r"[A-Za-z]", raw) :
             return None
-        if re.fullmatch(r"(?i)[a-z]+-\d{1,2}", raw) and not raw.isupper():
-            return None  # "covid-19"-like words, "x-2"
+        if not raw.startswith("#") and not re.search(r"[A-Z]", raw) and len(re.sub(r"\D", "", raw)) < 3:
+            return None  # "covid-19", "14-year-old": words with a number, not codes
         return Value(a, b, raw, "text", ident=True)
     if kind == "clock":
         h, mnt = int(m.group(1)), int(m.group(2))
@@ -966,7 +966,7 @@ def _identifiers(text: str, values: list[Value], used: set[int]) -> list[Found]:
     """Codes after a label ("Order #48213907", "Invoice: INV-2024-0117", "Ref 55301982") as text fields."""
     out = []
     for v in values:
-        if not v.ident or v.start in used:
+        if not v.ident or v.start in used or _in_question(text, v.start):
             continue
         ls = max(text.rfind("\n", 0, v.start), _clause_start(text, v.start) - 1 if "\n" not in text else -1) + 1
         segs = [x for x in re.split(r"\s*\|\s*|\t+|\s{2,}", text[ls:v.start])]
@@ -1151,7 +1151,7 @@ def _text_fields(text: str, structured: bool) -> list[Found]:
 
 
 _COPULA = re.compile(r"(?:^|(?<=[\s,;:(]))(?P<det>[Tt]he|[Mm]y|[Oo]ur)\s+(?P<label>[A-Za-z][\w.'-]*(?:\s+[A-Za-z][\w.'-]*){0,2}?)"
-                     r"\s+(?:was|is|were|are)\s+(?P<value>[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*){0,2}?)"
+                     r"\s+(?:was|were)\s+(?P<value>[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*){0,2}?)"
                      r"(?=\s*(?:[,;.!?)]|$)|\s+(?:and|but|with|so)\b)")
 
 
@@ -1349,9 +1349,25 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
     rows = [r for r in _cells(text, values) if r]
     out: list[Found] = []
 
+    texts_used: set[int] = set()
+
+    def pair_text(label_cell: _Cell, text_cell: _Cell) -> None:
+        """ "Customer. | Quill Books", "OPP.\nAurelie": a text value in a cell next to / under its label."""
+        if text_cell.start in texts_used:
+            return
+        name = normalize_attribute(label_cell.text.strip(" :."), value_kind="text")
+        if name is None:
+            return
+        texts_used.add(text_cell.start)
+        out.append(Found(name, text_cell.text, text_cell.start, text_cell.start + len(text_cell.text), "text", None,
+                         None, label_cell.text.strip(" :")))
+
     def pair(label_cell: _Cell, value_cell: _Cell) -> None:
+        if not value_cell.values:
+            pair_text(label_cell, value_cell)
+            return
         v = value_cell.values[0]
-        if v.start in used or v.ordinal or (_is_year(v) and v.kind == "number" and not _identifier_label(label_cell.text)):
+        if v.start in used or v.ordinal:
             return
         lab = label_cell.text.strip(" :")
         if not _label_ok(lab, v):
@@ -1368,11 +1384,46 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
             used.update(x.start for x in label_cell.values)  # "Zone 2 temp": the 2 belongs to the label
             out.extend(fs)
 
-    # label left / value right within a row
-    for row in rows:
+    def text_cell(c: _Cell) -> bool:
+        return (not c.values and bool(re.search(r"[A-Za-z]", c.text)) and len(c.text.split()) <= 4
+                and not c.text.rstrip().endswith((":", ".")))
+
+    def labelish(c: _Cell) -> bool:
+        return c.is_label and (c.text.rstrip().endswith((":", ".")) or (c.text.isupper() and len(c.text) > 1))
+
+    # label left / value right within a row (not in a row of values under a row of as many labels)
+    for k, row in enumerate(rows):
+        above_row = rows[k - 1] if k else []
+        if len(row) > 2 and len(above_row) == len(row) and all(c.is_label for c in above_row):
+            continue
         for c1, c2 in zip(row, row[1:]):
             if c1.is_label and c2.is_value and c2.values[0].start not in used:
                 pair(c1, c2)
+    # "Customer. | Quill Books" in a key/value table (another row pairs a label with a value)
+    kv_table = sum(1 for r in rows if len(r) == 2 and r[0].is_label and r[1].is_value) >= 1
+    for k, row in enumerate(rows):
+        nxt = rows[k + 1] if k + 1 < len(rows) else []
+        header = len(nxt) == len(row) and all(c.is_value for c in nxt)
+        if len(row) == 2 and row[0].is_label and text_cell(row[1]) and not header and (kv_table or labelish(row[0])):
+            pair_text(row[0], row[1])
+    # "OPP.\nAurelie", "Variation:\nNajdorf": a label line over a text line in one column
+    for k in range(len(rows) - 1):
+        a, b = rows[k], rows[k + 1]
+        after = rows[k + 2] if k + 2 < len(rows) else []
+        if (len(a) == len(b) == 1 and labelish(a[0]) and text_cell(b[0]) and not (b[0].text.isupper() and a[0].text.isupper()
+                and not a[0].text.rstrip().endswith((":", "."))) and not (len(after) == 1 and after[0].is_value)):
+            pair_text(a[0], b[0])
+
+    def split_values(row: list[_Cell]) -> list[_Cell]:
+        """Cells OCR merged ("16 11", "0.09 mg/L 6 mg/L") split into one cell per value."""
+        out_row = []
+        for c in row:
+            if c.is_value or len(c.values) < 2 or re.search(r"[A-Za-z]{2,}", re.sub(
+                    "|".join(re.escape(v.raw) for v in c.values), " ", c.text)):
+                out_row.append(c)
+            else:
+                out_row.extend(_Cell(v.raw, v.start, (v,), False, True) for v in c.values)
+        return out_row
 
     def vertical(label_first: bool) -> list[tuple[_Cell, _Cell]]:
         pairs: list[tuple[_Cell, _Cell]] = []
@@ -1381,9 +1432,12 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
             top, bottom = (r1, r2)
             lrow, vrow = (top, bottom) if label_first else (bottom, top)
             labels = [c for c in lrow if c.is_label and c.start not in taken]
+            if labels and len(labels) == len(lrow) and len(vrow) < len(labels):
+                vrow = split_values(vrow)
             vals = [c for c in vrow if c.is_value and c.values[0].start not in used and c.start not in taken]
-            if labels and len(labels) == len(lrow) and len(vals) == len(vrow) == len(labels):
-                for lc, vc in zip(labels, vals):
+            texts = [c for c in vrow if label_first and text_cell(c) and c.start not in taken]
+            if labels and len(labels) == len(lrow) and vals and len(vals) + len(texts) == len(vrow) == len(labels):
+                for lc, vc in zip(labels, vrow):
                     pairs.append((lc, vc))
                     taken.update((lc.start, vc.start))
         return pairs

@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from .metadata import ColumnMeta, TableMeta, words
-from .scoring import BM25Index, minmax, stem, tokens
+from .scoring import STOPWORDS as STOP, BM25Index, minmax, stem, tokens
 
 # English adjectives (and their "how X" questions) of measure -> the dimension they speak of. Grammar of
 # measurement, not any domain: "how long / the longest" is a duration unless a distance is named.
@@ -325,9 +325,24 @@ def tables_named(records: str | None, tables: Sequence[TableMeta]) -> set[str]:
     return {t.table_name for t in tables if hit(head, set(tokens(t.description)) - RECORD_WORDS)}
 
 
+def lemmas(text: str) -> list[str]:
+    """Verb forms as their lemma, stemmed ('slept' -> sleep, 'riding' -> ride); other words as tokens."""
+    from ..lexicon import lemma
+
+    out = []
+    for w in re.findall(r"[a-z0-9]+", text.lower().replace("_", " ")):
+        if w in STOP or w in SCAFFOLD:
+            continue
+        lw = lemma(w)
+        out.append(stem(lw) if lw != w else stem(w))
+    return out
+
+
 def query_tokens(text: str, vocab: Sequence[str]) -> list[str]:
-    """The phrase's content tokens, plus the vocabulary words they abbreviate or are abbreviations of."""
+    """The phrase's content tokens (and their lemmas), plus the vocabulary words they abbreviate or are
+    abbreviations of."""
     qt = [t for t in tokens(text) if t not in SCAFFOLD]
+    qt += [t for t in lemmas(text) if t not in qt]
     out = list(qt)
     for t in set(qt):
         for w in vocab:
@@ -437,9 +452,13 @@ SELF_WORDS = frozenset({"i", "me", "myself", "my", "mine"})
 
 def _canon_word(w: str) -> str:
     from ..extract.normalize import canonical_word
+    from ..lexicon import lemma
 
     c = canonical_word(w)
-    return c if c != w else stem(w)
+    if c != w:
+        return c
+    lw = lemma(w)  # "riding" -> ride, "won" -> win: a verb form names the same value as its noun
+    return stem(lw) if lw != w.lower() else stem(w)
 
 
 def _canon_tokens(text: str) -> list[str]:

@@ -159,7 +159,7 @@ lb lbs pound pounds = lb mass 1
 oz ounce ounces = oz mass 1
 st stone = st mass 1
 ml milliliter milliliters millilitre millilitres = mL volume 1
-liter liters litre litres = L volume 1
+liter liters litre litres ltr ltrs = L volume 1
 gal gallon gallons = gal volume 1
 m3 m³ = m³ volume 1
 cm3 cm³ cc = cm³ volume 1
@@ -175,8 +175,8 @@ kj = kJ energy 1
 % percent pct percentage = % percent 1
 ppm = ppm ratio 1
 ppb = ppb ratio 1
-°c ºc ℃ °℃ celsius degc C = °C temperature 1
-°f ºf ℉ °℉ fahrenheit degf F = °F temperature 1
+°c ºc ℃ °℃ celsius degc C deg_c = °C temperature 1
+°f ºf ℉ °℉ fahrenheit degf F deg_f = °F temperature 1
 degrees deg ° = ° angle 1
 km/h kph kmh = km/h speed 1
 mph = mph speed 1
@@ -217,7 +217,7 @@ def _unit_table() -> dict[str, tuple[str, str, float]]:
         names, rhs = line.split(" = ")
         *unit, dim, factor = rhs.split()
         for n in names.split():
-            out[n] = (" ".join(unit), dim, float(factor))
+            out[n.replace("_", " ")] = (" ".join(unit), dim, float(factor))  # "deg_c" spells "deg c"
     return out
 
 

@@ -736,3 +736,14 @@ def test_ocr_text_values_next_to_and_under_their_labels():
     assert d["opening"].raw_value == "London System" and d["variations"].number == 9
     d = _ocr("Sleep time | Deep sleep\n6h 48m | 55 min")  # a header row is not a text value
     assert set(d) == {"sleep_duration", "deep_sleep_duration"}
+
+
+def test_abbreviated_labels_per_unit_prices_and_verb_labels():
+    d = by_attr(ex("Filled up the tank. My vol. was 55.12 L, 1.578/L PPL and my amount was € 80.80."))
+    assert d["vol"].number == 55.12 and d["vol"].unit == "L"  # "vol." abbreviates, it ends no sentence
+    assert d["ppl"].number == 1.578 and d["ppl"].unit == "/L"  # a price per litre, labelled after the value
+    assert d["amount"].unit == "€"
+    d = by_attr(ex("Market stall report: Sold: 24"))
+    assert d["sold"].number == 24  # a verb before a colon is the label
+    d = by_attr(ex("Room air: Humidity at 46 percent, logged 20.0deg C of room temperature."))
+    assert d["room_temperature"].unit == "°C" and d["humidity"].unit == "%"

@@ -91,6 +91,10 @@ def parse_unit(raw: str | None) -> UnitInfo | None:
     info = exact.get(key) or lower.get(key.lower())
     if info is not None:
         return info
+    if key.count("/") == 1 and key.startswith("/") and len(key) > 1:
+        ub = parse_unit(key[1:])  # "1.776/L": a price or a rate per unit
+        if ub is not None and ub.dimension != "duration":
+            return UnitInfo(f"/{ub.unit}", f"per_{ub.dimension}", 1.0)
     if key.count("/") == 1 and not key.startswith("/"):
         a, b = key.split("/")
         ua, ub = parse_unit(a), parse_unit(b)

@@ -86,7 +86,7 @@ def _patterns(lex: Lexicon) -> list[tuple[str, re.Pattern]]:
                  and u.lower() not in ("in", "st", "no", "a", "am", "pm")}
     spellings = {s for s in spellings if not any(c in s for c in lex_currency(lex))}
     alt = "|".join(re.escape(u) for u in sorted(spellings, key=len, reverse=True))
-    unit_alt = rf"(?:{alt})(?:/(?:{alt}))?"
+    unit_alt = rf"(?:(?:{alt})(?:/(?:{alt}))?|/(?:{alt}))"
     cur = "".join(re.escape(c) for c in lex_currency(lex))
     return [
         ("ident", _IDENT),
@@ -109,7 +109,7 @@ def _patterns(lex: Lexicon) -> list[tuple[str, re.Pattern]]:
         ("currency", re.compile(rf"([{cur}])\s?((?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?)(k|K)?(?![\w])"
                                 rf"|((?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?)\s?([{cur}])(?![\w])")),
         ("number", re.compile(rf"(?<![\w.,/:#{cur}])({_NUM})(?:[ \u00a0]?({unit_alt})(?![\w/%])|(?![\w]))", re.I)),
-        ("word_number", re.compile(r"(?<![\w'-])(" + "|".join(sorted((w for w in lex.number_words if w not in ("one", "zero")), key=len, reverse=True))
+        ("word_number", re.compile(r"(?<![\w'-])(" + "|".join(sorted(lex.number_words, key=len, reverse=True))
                                    + r")(?![\w'-])", re.I)),
     ]
 
@@ -270,8 +270,9 @@ def _make_value(kind: str, m: re.Match, a: int, b: int, raw: str, text: str) -> 
 # --------------------------------------------------------------------------- labels
 
 _WORD = re.compile(r"\([^()]{1,12}\)|[A-Za-z][A-Za-z0-9'’]*(?:/[A-Za-z][A-Za-z0-9]*)*[.\u2024]?|[:=~≈–-]|[^\sA-Za-z]")
-_CLAUSE_BREAK = re.compile(r"[.!?;]\s|[.!?;]$|\n|\||\t|,\s|\s{2,}|\s[-–—]\s|\bbut\b|\bwhile\b|\bthough\b", re.I)
-_SENTENCE_BREAK = re.compile(r"[.!?;]\s|\n|\|")
+# a period before a lower-case word abbreviates ("My vol. was 55 L", "the opp. was Keiko"), it ends nothing
+_CLAUSE_BREAK = re.compile(r"[!?;]\s|\.\s(?-i:(?![a-z]))|(?<=[A-Za-z]{5})\.\s|(?<![A-Za-z])\.\s|[.!?;]$|\n|\||\t|,\s|\s{2,}|\s[-–—]\s|\bbut\b|\bwhile\b|\bthough\b", re.I)
+_SENTENCE_BREAK = re.compile(r"[!?;]\s|\.\s(?![a-z])|(?<=[A-Za-z]{5})\.\s|(?<![A-Za-z])\.\s|\n|\|")
 _TRAILER_WORDS = r"on average|avg|average|total|in total|today|tonight|this morning|this evening|last night|yesterday"
 _TRAILER = re.compile(rf"\s*(?:{_TRAILER_WORDS})?\s*$", re.I)
 
@@ -304,7 +305,7 @@ def _sentence_start(text: str, pos: int) -> int:
 
 
 def _sentence_end(text: str, pos: int) -> int:
-    m = re.compile(r"[.!?;](?:\s|$)|\n|\|").search(text, pos)
+    m = re.compile(r"[!?;](?:\s|$)|\.(?:\s(?![a-z])|$)|(?<=[A-Za-z]{5})\.\s|(?<![A-Za-z])\.\s|\n|\|").search(text, pos)
     return m.start() if m else len(text)
 
 
@@ -387,6 +388,11 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
             break
         if _is_verb(lw, lex) and not (structured and w[:1].isupper()):
             prev = _low(tokens[i - 1][0]) if i > 0 else ""
+            colon_next = i + 1 < len(tokens) and tokens[i + 1][0] in (":", "=")
+            if colon_next and not words and (i == 0 or not re.match(r"[A-Za-z]", tokens[i - 1][0])):
+                words.append((w, tokens[i][1]))  # "Sold: 24", "Paid: $45": the verb is the label
+                i -= 1
+                continue
             if not ((strong or skipped) and not words and re.match(r"[a-z]", prev) and prev not in lex.pronouns
                     and prev not in lex.boundary_words and prev not in lex.determiners and not _is_verb(prev, lex)):
                 break  # "I burned 450 kcal": the verb is not part of a label
@@ -480,7 +486,7 @@ def right_label(text: str, value: Value) -> str:
     m = _CLAUSE_BREAK.search(text, value.end)
     rest = text[value.end:m.start() if m else len(text)]
     rest = re.split(r"\s(?:and|but|then)\s", rest)[0].strip()
-    if not rest or len(rest.split()) > 4 or not re.fullmatch(r"[A-Za-z][A-Za-z '-]*", rest):
+    if not rest or len(rest.split()) > 4 or not re.fullmatch(r"[A-Za-z][A-Za-z '-]*(?:\s?%)?", rest):
         return ""
     words = rest.lower().split()
     if words[0] in lex.pronouns or words[0] in lex.boundary_words - {"in", "of"} or words[0] in lex.comparatives:
@@ -994,7 +1000,8 @@ def _counts(text: str, values: list[Value], used: set[int], structured: bool, de
     out: list[Found] = []
     agents = 0
     for v in values:
-        if v.start in used or v.kind != "number" or v.unit is not None or v.parts or v.ident or v.ordinal:
+        if v.start in used or v.kind != "number" or v.unit is not None or v.parts or v.ident or v.ordinal or (
+                v.word and v.number is not None and v.number < 2):
             continue
         if _is_year(v) or v.number is None or v.number < 0:
             continue

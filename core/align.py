@@ -150,7 +150,20 @@ def name_evidence(a: str, b: str) -> tuple[float, str]:
     return best
 
 
+# Names that say nothing about which quantity they are: what the extractor calls a value nobody
+# labelled ("$12.50" -> amount), or a bare "total"/"value".
+EMPTY_WORDS = frozenset("amount value total count number level reading".split())
+
+
 def _name_evidence(wa: list[str], wb: list[str]) -> tuple[float, str]:
+    if (not [w for w in wa if w not in EMPTY_WORDS] or not [w for w in wb if w not in EMPTY_WORDS]) \
+            and [_singular(w) for w in wa] != [_singular(w) for w in wb]:
+        # so only the very same name is evidence for them (not "cost amount" for "amount")
+        return 0.0, ""
+    return _name_evidence_words(wa, wb)
+
+
+def _name_evidence_words(wa: list[str], wb: list[str]) -> tuple[float, str]:
     if not wa or not wb:
         return 0.0, ""
     if [_singular(w) for w in wa] == [_singular(w) for w in wb]:

@@ -260,3 +260,10 @@ def test_a_second_device_with_every_label_its_own_way(store):
     out = al.align(5, [num("co2", 400, "ppm"), num("room_temperature", 22, "°C")])
     # co2 is new in this round: no evidence against "room temperature" being the temperature field
     assert [o.attribute for o in out] == ["co2", "temperature"]
+
+
+def test_a_name_of_measure_words_only_is_no_evidence():
+    # "amount" is what the extractor calls an unlabelled sum of money: it is not "cost amount"
+    assert name_evidence("amount", "cost_amount") == (0.0, "")
+    assert name_evidence("renew_amount", "amount") == (0.0, "")
+    assert name_evidence("amount", "amount")[0] == 1.0

@@ -344,9 +344,17 @@ def query_tokens(text: str, vocab: Sequence[str]) -> list[str]:
     qt = [t for t in tokens(text) if t not in SCAFFOLD]
     qt += [t for t in lemmas(text) if t not in qt]
     out = list(qt)
+    vset = set(vocab)
     for t in set(qt):
         for w in vocab:
-            if w != t and (abbreviates(t, w) or abbreviates(w, t)):
+            if w == t:
+                continue
+            if abbreviates(t, w):
+                out.append(w)  # the question abbreviates a name ("temp" for temperature)
+            elif abbreviates(w, t) and t not in vset and not any(
+                    v != t and len(v) > len(w) and abbreviates(w, v) for v in vset):
+                # a short name ("qty", "temp") for the question's word, unless the memory already spells
+                # the short name out as another word ("temp" is temperature there, not "tempering")
                 out.append(w)
     return sorted(expand(out))
 

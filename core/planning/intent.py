@@ -25,7 +25,7 @@ SUPERLATIVE_BASE = {"longest": "long", "shortest": "long", "furthest": "far", "f
                     "coldest": "cold", "warmest": "warm", "coolest": "cold", "biggest": "big", "smallest": "big",
                     "largest": "big"}
 # "per X" asks for an average over X's records ("per harvest", "per night", "per item")
-_AVG = (r"\b(average|avg|mean|typical(?:ly)?|usually|on average|per (?:[a-z]+))\b|"
+_AVG = (r"\b(average|avg|mean|typical(?:ly)?|usually|on average|per (?!cent\b)(?:[a-z]+))\b|"
         r"^\s*(averaged)\b|\bdid\s+(?:i|we)\s+(average)\b")
 PER = re.compile(r"\b(?:per|for each|for every|each)\s+(?!cent\b)([a-z]+)")
 _SUM = r"\b(total|in total|altogether|combined|sum|cumulative(?:ly)?|overall|all together)\b"

@@ -423,17 +423,19 @@ class RulePlanner:
             key = (lex, prior.get(t.table_name, 0.0))
             if lex > 0 and (best_key is None or key > best_key):
                 best_key, table = key, t.table_name
-        if table is None and noun and tables:
-            # no shared word: the noun's meaning against each table's rows noun and description
+        what = a.records or (a.how_many_noun if noun and noun not in ("time", "day", "night", "week", "month")
+                             else None)
+        if table is None and what and tables:
+            # no shared word: the counted noun's meaning against each table's rows noun and description,
+            # only when one table is clearly closest (else nothing is counted: the planner retrieves)
             texts = [f"{record_noun(t.table_name)}: {t.description}" for t in tables]
             vecs = self.embed(texts)
-            cos = vecs @ self.encode_query(a.how_many_noun or "")
-            i = int(np.argmax(cos))
-            if float(cos[i]) >= 0.3:
+            cos = vecs @ self.encode_query(what)
+            order = np.argsort(-cos)
+            i = int(order[0])
+            second = float(cos[order[1]]) if len(order) > 1 else -1.0
+            if float(cos[i]) >= 0.4 and float(cos[i]) - second >= 0.05:
                 table = tables[i].table_name
-            elif prior:
-                # the planning context's best table for the whole question (h over table metadata)
-                table = max(tables, key=lambda t: prior.get(t.table_name, 0.0)).table_name
         return table
 
     def _decide(self, a: Analysis, tables: list[TableMeta], context: PlanningContext) -> Decision:
@@ -514,6 +516,9 @@ class RulePlanner:
                             filters=filters, notes=tuple(notes))
         if kind in ("count", "list", "yesno"):
             table = None
+            if len(cond) < len(a.conditions) and not cat_filters:
+                # "how many X had a Y over 3": no column holds Y, so no table's rows can be counted
+                return Decision(a, notes=tuple(notes + ["a condition matches no column; nothing to count"]))
             if cond or cat_filters:
                 table = (cond or cat_filters)[0][0]
             else:

@@ -747,3 +747,17 @@ def test_abbreviated_labels_per_unit_prices_and_verb_labels():
     assert d["sold"].number == 24  # a verb before a colon is the label
     d = by_attr(ex("Room air: Humidity at 46 percent, logged 20.0deg C of room temperature."))
     assert d["room_temperature"].unit == "°C" and d["humidity"].unit == "%"
+
+
+@pytest.mark.parametrize("text", [
+    "My sister's flight lands at 5:35 pm, gate 12.",
+    "The meeting moved to room 229.",
+    "Remind me to call my mom at 4 pm.",
+])
+def test_time_and_room_distractors_give_nothing(text):
+    assert ex(text) == []
+
+
+def test_m_after_a_time_label_is_minutes():
+    d = by_attr(ex("Puzzle session: minutes spent: 15m, distance 15m"))
+    assert d["minutes_spent_duration"].unit == "min" and d["distance"].unit == "m"

@@ -377,6 +377,8 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
             if words and lw in lex.determiners and i > 0 and _low(tokens[i - 1][0]) in lex.connectives \
                     and _low(tokens[i - 1][0]) not in lex.weak_connectives:
                 strong = True  # "Measured the clutch at 3", "logged my weight at 80"
+            if words and lw in ("my", "our") and skipped and value.kind == "number" and len(words) <= 2:
+                strong = True  # "my rating at 1567": the speaker's own reading
             if lw in ("in", "of", "to", "per") and words:
                 ext = _extend_label(tokens, i, structured)
                 if ext is not None:
@@ -743,6 +745,8 @@ def _value_found(attr_label: str, v: Value, *, label_raw: str, average: bool = F
             minutes_first = (label_unit is not None and label_unit.factor == 1.0) or a >= 24
             number = a + b / 60 if minutes_first else a * 60 + b
             unit, kind = parse_unit("min"), "number"
+    if unit is not None and unit.unit == "m" and set(_label_words(label)) & lex.duration_words - {"length"}:
+        unit, number = parse_unit("min"), v.number  # "minutes spent: 15m": m is minutes under a time label
     if unit is None and label_unit is not None and kind == "number" and number is not None:
         unit = label_unit
         number = number * label_unit.factor

@@ -428,9 +428,9 @@ class RulePlanner:
         if table is None and what and tables:
             # no shared word: the counted noun's meaning against each table's rows noun and description,
             # only when one table is clearly closest (else nothing is counted: the planner retrieves)
-            texts = [f"{record_noun(t.table_name)}: {t.description}" for t in tables]
-            vecs = self.embed(texts)
-            cos = vecs @ self.encode_query(what)
+            qv = self.encode_query(what)
+            cos = np.maximum(self.embed([record_noun(t.table_name) for t in tables]) @ qv,
+                             self.embed([f"{record_noun(t.table_name)}: {t.description}" for t in tables]) @ qv)
             order = np.argsort(-cos)
             i = int(order[0])
             second = float(cos[order[1]]) if len(order) > 1 else -1.0

@@ -15,6 +15,7 @@ class Config:
     block_fragments: bool = True  # a schema's usual companions are not a new schema (induction.py)
     delta_all_conf: bool = True  # attributes added by evolution must pass all-conf too
     optional_fields: bool = True  # a field that travels with a schema joins it though often absent
+    block_overlaps: bool = True  # a candidate sharing most of its attributes with a schema is not new
     # field alignment (core/align.py): a raw label joins an existing field when its evidence score
     # reaches align_threshold; field_alignment=False keeps every normalized label its own field (the paper)
     align_threshold: float = 0.60
@@ -58,7 +59,8 @@ class Config:
         for name, allowed in _CHOICES.items():
             if getattr(self, name) not in allowed:
                 raise ValueError(f"config {name}={getattr(self, name)!r}: expected one of {', '.join(allowed)}")
-        for name in ("block_fragments", "delta_all_conf", "optional_fields", "field_alignment"):
+        for name in ("block_fragments", "delta_all_conf", "optional_fields", "block_overlaps",
+                     "field_alignment"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"config {name}={getattr(self, name)!r}: expected true or false")
         if not isinstance(self.lexicon, str):

@@ -223,6 +223,7 @@ class InductionParams:
     block_fragments: bool
     delta_all_conf: bool
     optional_fields: bool = True
+    block_overlaps: bool = True
 
     @classmethod
     def from_config(cls, config: Config) -> "InductionParams":
@@ -237,6 +238,7 @@ class InductionParams:
             block_fragments=bool(getattr(config, "block_fragments", True)),
             delta_all_conf=bool(getattr(config, "delta_all_conf", True)),
             optional_fields=bool(getattr(config, "optional_fields", True)),
+            block_overlaps=bool(getattr(config, "block_overlaps", True)),
         )
         if p.theta_s < 1:
             raise ValueError(f"config theta_s: must be >= 1 round, got {p.theta_s}")
@@ -436,7 +438,7 @@ class Inducer:
 
     def blocking(self, c: frozenset[str]) -> tuple[int, str] | None:
         """(schema_id, reason) of a schema that makes c not novel, reason in {"schema",
-        "superset", "subset", "fragment"}; None when c is novel (rule 2). Containment is
+        "superset", "subset", "overlap", "fragment"}; None when c is novel (rule 2). Containment is
         checked first (cheap), then fragments; within each, the lowest schema id wins."""
         schemas = self._sorted_schemas()
         for sid, s in schemas:
@@ -445,6 +447,10 @@ class Inducer:
                 return sid, ("schema" if c == a else "subset")
             if c > a:
                 return sid, "superset"
+        if self.params.block_overlaps:
+            for sid, s in schemas:
+                if 2 * len(c & s.attrs) > len(c):
+                    return sid, "overlap"
         if self.params.block_fragments:
             for sid, s in schemas:
                 if self.fragment(c, s.attrs):
@@ -463,6 +469,8 @@ class Inducer:
         others = [s.attrs for o, s in self.state.schemas.items() if o != sid]
         if any(c >= b or c <= b for b in others):
             return True
+        if self.params.block_overlaps and any(2 * len(c & b) > len(c) for b in others):
+            return True  # it would grow into a copy of another schema
         return self.params.block_fragments and any(self.fragment(c, b) for b in others)
 
     def owned(self, x: str, a: frozenset[str]) -> float:

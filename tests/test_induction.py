@@ -32,6 +32,7 @@ class XConfig(Config):
     block_fragments: bool = True
     delta_all_conf: bool = True
     optional_fields: bool = True
+    block_overlaps: bool = True
 
 
 # ---------------------------------------------------------------------------
@@ -45,6 +46,7 @@ def brute_force(stream, cfg):
     frag = getattr(cfg, "block_fragments", True)
     delta_rule = getattr(cfg, "delta_all_conf", True)
     optional = getattr(cfg, "optional_fields", True)
+    overlaps = getattr(cfg, "block_overlaps", True)
     seen: list[frozenset] = []
     schemas: dict[int, frozenset] = {}
     events, after = [], []
@@ -90,6 +92,8 @@ def brute_force(stream, cfg):
             for a in schemas.values():
                 if c >= a or c <= a:
                     return False
+                if overlaps and 2 * len(c & a) > len(c):
+                    return False
                 if frag and fragment(c, a):
                     return False
             return True
@@ -107,7 +111,8 @@ def brute_force(stream, cfg):
                         continue
                     if delta_rule and supp[c] / max(sup1(x) for x in c - a) < cfg.theta_a:
                         continue
-                    if any(o != sid and (c >= b or c <= b or (frag and fragment(c, b)))
+                    if any(o != sid and (c >= b or c <= b or (frag and fragment(c, b))
+                                         or (overlaps and 2 * len(c & b) > len(c)))
                            for o, b in schemas.items()):
                         continue
                     options.append((-len(c), -ext, tuple(sorted(c)), c))
@@ -119,7 +124,8 @@ def brute_force(stream, cfg):
                         if own < 0.5 or max(supp[frozenset((b, x))] for b in a) < cfg.theta_s:
                             continue
                         c = a | {x}
-                        if any(o != sid and (c >= b or c <= b or (frag and fragment(c, b)))
+                        if any(o != sid and (c >= b or c <= b or (frag and fragment(c, b))
+                                             or (overlaps and 2 * len(c & b) > len(c)))
                                for o, b in schemas.items()):
                             continue
                         options.append(((-own, -sx, x), (), (), c))
@@ -192,6 +198,7 @@ def configs(draw):
         block_fragments=draw(st.booleans()),
         delta_all_conf=draw(st.booleans()),
         optional_fields=draw(st.booleans()),
+        block_overlaps=draw(st.booleans()),
     )
 
 
@@ -597,3 +604,16 @@ def test_optional_rule_keeps_ubiquitous_and_shared_fields_out():
         stream.append(base | {"mood"} | ({"place"} if i % 3 == 0 else set()))
     res = run(stream, XConfig())
     assert sorted(res.schema_map().values()) == sorted([tuple(sorted(SLEEP)), tuple(sorted(WORK))])
+
+
+
+def test_records_of_one_stream_with_other_optional_fields_are_not_a_second_schema():
+    a, b = frozenset({"hours", "project", "breaks"}), frozenset({"hours", "project", "date"})
+    stream = [a] * 4 + [b] * 8  # the device that writes the date forgets the breaks
+    split = run(stream, XConfig(optional_fields=False, block_overlaps=False)).schema_map()
+    assert sorted(split.values()) == sorted([tuple(sorted(a)), tuple(sorted(b))])
+    # a pair may still recur on its own, but it never grows into a copy of the first schema
+    kept = run(stream, XConfig(optional_fields=False)).schema_map()
+    assert kept[1] == tuple(sorted(a)) and all(len(set(s) & a) * 2 <= len(s) for k, s in kept.items() if k != 1)
+    # with rule 3c the date travels with the stream: one table with both optional fields
+    assert run(stream, XConfig()).schema_map() == {1: tuple(sorted(a | b))}

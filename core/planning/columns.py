@@ -325,6 +325,10 @@ def tables_named(records: str | None, tables: Sequence[TableMeta]) -> set[str]:
     return {t.table_name for t in tables if hit(head, set(tokens(t.description)) - RECORD_WORDS)}
 
 
+_NOUN_TIME = re.compile(r"\b(?!(?:what|which|the|a|first|last|each|every|any|some|this|that|same|one|next|"
+                        r"most|many|how|of|at|in|on|my|our|your|every|spare|free|real|long|short)\b)[a-z]{3,}\s+time\b")
+
+
 def lemmas(text: str) -> list[str]:
     """Verb forms as their lemma, stemmed ('slept' -> sleep, 'riding' -> ride); other words as tokens."""
     from ..lexicon import lemma
@@ -343,6 +347,8 @@ def query_tokens(text: str, vocab: Sequence[str]) -> list[str]:
     abbreviations of."""
     qt = [t for t in tokens(text) if t not in SCAFFOLD]
     qt += [t for t in lemmas(text) if t not in qt]
+    if _NOUN_TIME.search(text.lower()):
+        qt += ["time", "duration"]  # "drive time", "proof time": a duration named by its noun
     out = list(qt)
     vset = set(vocab)
     for t in set(qt):
@@ -398,6 +404,8 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
     pvals = np.array([prior.get(t.table_name, 0.0) for t, _ in cands])
     pnorm = minmax(pvals) if len(set(pvals.tolist())) > 1 else np.zeros(len(cands))
     named_tables = (tables_named(records, tables) if records else set()) | set(named)
+    if implied is None and _NOUN_TIME.search(text.lower()):
+        implied = "duration"
     if implied is None:
         adj = next((w for w in seq if MEASURE_ADJECTIVES.get(w)), None)
         implied = MEASURE_ADJECTIVES.get(adj) if adj else None

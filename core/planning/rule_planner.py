@@ -474,7 +474,10 @@ class RulePlanner:
             numeric = match_columns(text, tables, self.embed, self.encode_query, self.config.lambda_meta,
                                     dtypes=dtypes, table_prior=prior, exclude=used, dimension=dim,
                                     records=a.records, named=named)
-            if used and not any(c.supported for c in numeric):
+            ctx = {w for c in a.conditions for w in tokens(c.context)}
+            own_words = {w for w in tokens(text) if w not in SCAFFOLD} - ctx
+            if used and not any(c.supported for c in numeric) and not own_words:
+                # the phrase names nothing but the condition's quantity: the condition column it is
                 numeric = match_columns(text, tables, self.embed, self.encode_query, self.config.lambda_meta,
                                         dtypes=dtypes, table_prior=prior, dimension=dim, records=a.records,
                                         named=named)

@@ -139,14 +139,16 @@ def name_evidence(a: str, b: str) -> tuple[float, str]:
     whole name; 0.7 a word more or less; up to 0.8 similar spelling; else 0. A trailing measure word
     ("volume", "value", "duration") may be left out of either name, at 0.9 times the score."""
     best = _name_evidence(words_of(a), words_of(b))
-    for wa, wb in ((words_of(a), words_of(b)),):
-        for xa in ([wa] + ([wa[:-1]] if len(wa) > 1 and wa[-1] in MEASURE_WORDS else [])):
-            for xb in ([wb] + ([wb[:-1]] if len(wb) > 1 and wb[-1] in MEASURE_WORDS else [])):
-                if xa is wa and xb is wb:
-                    continue
-                s, why = _name_evidence(xa, xb)
-                if round(0.9 * s, 3) > best[0]:
-                    best = (round(0.9 * s, 3), f"{why} (leaving out \"{(wa[-1] if xa is not wa else wb[-1])}\")")
+    wa, wb = words_of(a), words_of(b)
+    for xa in ([wa] + ([wa[:-1]] if len(wa) > 1 and wa[-1] in MEASURE_WORDS else [])):
+        for xb in ([wb] + ([wb[:-1]] if len(wb) > 1 and wb[-1] in MEASURE_WORDS else [])):
+            if xa is wa and xb is wb:
+                continue
+            s, why = _name_evidence(xa, xb)
+            # only a close match survives leaving a word out ("dilut volume" / "dilution"), never a
+            # word more or less on top of it ("sleep duration" is not "sleep score")
+            if s >= 0.85 and round(0.9 * s, 3) > best[0]:
+                best = (round(0.9 * s, 3), f"{why} (leaving out \"{(wa[-1] if xa is not wa else wb[-1])}\")")
     return best
 
 
@@ -434,6 +436,8 @@ class FieldAligner:
                     nscore, reason = enc, f"similar meaning (cosine {cos:.2f} with {name})"
             if nscore < MIN_NAME:
                 continue
+            if not o.label and nscore < 1.0 and all(w in MEASURE_WORDS for w in words_of(raw)):
+                continue  # a value nobody labelled, named by its unit ("duration"): only its own name
             unit_s = (1.0 if o.unit and o.unit == f.unit else 0.7 if dim and dim == f.dimension
                       else 0.6 if not o.unit and not f.units else 0.4)
             range_s = 0.5

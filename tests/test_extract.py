@@ -254,6 +254,11 @@ def test_same_quantity_in_different_phrasings_is_one_attribute():
 # --------------------------------------------------------------------------- captions and OCR
 
 
+def test_caption_counts_need_digits():
+    img = ImageRef("I1", caption="a photo of two children playing in a water park")
+    assert RuleExtractor().extract(rnd("look", images=(img,)), {}) == []
+
+
 def test_caption_observations_carry_image_provenance():
     img = ImageRef("S1:R1:I1", caption="A fitness app showing 10,432 steps and 520 kcal burned")
     r = rnd("Here is my summary", images=(img,))
@@ -699,6 +704,9 @@ def test_verb_phrasings_number_words_and_copula_texts(text, want):
     "A stack of three books on the table.",
     "The game was really close and my day was going well.",
     "Our team retro is at 4 today.",
+    "The pride event was awesome! It was so encouraging.",  # conversation, not a record
+    "Drawing flowers is one of my faves.",
+    "Bet the atmosphere was incredible.",
 ])
 def test_number_words_and_copulas_need_a_record_shape(text):
     assert [o for o in ex(text) if o.value_kind in ("number", "text")] == []

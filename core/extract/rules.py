@@ -848,7 +848,8 @@ def _from_value(text: str, v: Value, values: list[Value], structured: bool, desc
         ur = re.sub(r"^[\d.,\s$€£¥₹+-]+", "", v.raw)
         if len(ur) > 2 and ur.isalpha() and ur[0].isupper() and ur[1:].islower() and _proper_noun(text, ur, v.end - len(ur)):
             return []  # "a book called 24 Hours in the Garden": a title, not a duration
-    if v.word and not re.search(r"(?::|\b(?:was|is|were|are|at))\s*$", text[:v.start], re.I):
+    if v.word and (not re.search(r"(?::|\b(?:was|is|were|are|at))\s*$", text[:v.start], re.I)
+                   or re.match(r"\s+of\b", text[v.end:])):
         return []  # a number word needs an explicit link: "Games: seven", "my puzzles was six", "Clutch at eight"
     lab = left_label(text, v, values, structured=structured)
     if lab.text and _identifier_label(lab.text) and v.kind == "number" and v.unit is None:
@@ -1004,9 +1005,8 @@ def _counts(text: str, values: list[Value], used: set[int], structured: bool, de
     out: list[Found] = []
     agents = 0
     for v in values:
-        if v.start in used or v.kind != "number" or v.unit is not None or v.parts or v.ident or v.ordinal or (
-                v.word and v.number is not None and v.number < 2):
-            continue
+        if v.start in used or v.kind != "number" or v.unit is not None or v.parts or v.ident or v.ordinal or v.word:
+            continue  # number words count only under an explicit label ("a photo of two children" is no record)
         if _is_year(v) or v.number is None or v.number < 0:
             continue
         cn = _count_noun(text, v)
@@ -1166,11 +1166,17 @@ _COPULA = re.compile(r"(?:^|(?<=[\s,;:(]))(?P<det>[Tt]he|[Mm]y|[Oo]ur)\s+(?P<lab
                      r"(?=\s*(?:[,;.!?)]|$)|\s+(?:and|but|with|so)\b)")
 
 
-def _copula_texts(text: str) -> list[Found]:
-    """ "the seed type was peanuts", "the opp. was Keiko", "my mood was calm": a short text value."""
+def _copula_texts(text: str, values: list[Value]) -> list[Found]:
+    """ "the seed type was peanuts", "the opp. was Keiko": a short text value, in a line that carries a record
+    (a heading colon or a number), so "The pride event was awesome!" stays conversation."""
     lex = active_lexicon()
     out = []
     for m in _COPULA.finditer(text):
+        ls, le = text.rfind("\n", 0, m.start()) + 1, text.find("\n", m.end())
+        le = len(text) if le < 0 else le
+        if not (re.search(r"[A-Za-z]:\s", text[ls:m.start()]) or any(
+                ls <= v.start < le and v.kind == "number" and not v.word for v in values)):
+            continue
         label, val = m.group("label"), m.group("value")
         lw = [_low(w) for w in label.split()]
         vw = [_low(w) for w in val.split()]
@@ -1265,7 +1271,7 @@ def extract_text(text: str, *, structured: bool, speaker: str | None = None,
     found.extend(_text_fields(text, structured))
     if not structured and not assistant and not descriptive:
         taken = {(f.start, f.end) for f in found}
-        found.extend(f for f in _copula_texts(text) if (f.start, f.end) not in taken)
+        found.extend(f for f in _copula_texts(text, values) if (f.start, f.end) not in taken)
     # one observation per span and attribute
     seen: set[tuple[str, int]] = set()
     out = []

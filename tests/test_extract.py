@@ -94,6 +94,11 @@ def test_workout_gives_distance_duration_and_the_activity():
     assert_spans(r, obs)
 
 
+def test_activity_from_the_noun_after_a_value_across_sentences():
+    d = by_attr(ex("Just got back from a 6.8 km run. Took me 39 min at 5:44/km, HR averaged 156."))
+    assert (d["distance"].number, d["duration"].number, d["activity"].raw_value) == (6.8, 39, "run")
+
+
 @pytest.mark.parametrize("text", [
     "Rode 46.2 km today in 115 minutes, heart rate averaged 134 bpm.",
     "Bike ride log: 46.2 km, 115 minutes, avg heart rate 134.",

@@ -772,6 +772,8 @@ def _unit_named(v: Value, lab: Label, text: str, structured: bool, descriptive: 
     if unit is None or unit.dimension in lex.weak_dimensions or unit.unit.lower() in ("x",):
         return []
     subj, verb, _ = record_subject(text, v.start, descriptive=descriptive)
+    if verb in lex.light_verbs:
+        verb = None  # "got back from a 6.8 km run": a light verb names nothing
     verb = lab.verb or verb
     if not structured and not descriptive and not _log_line(text, v, [v]):
         # prose: a record clause (past tense, not a plan, not "we") or a list after a heading

@@ -300,6 +300,15 @@ class FieldAligner:
     def field_of(self, raw_attribute: str) -> str | None:
         return self._alias.get(raw_attribute)
 
+    def prepare(self, rounds: Iterable[Sequence[Observation]]) -> None:
+        """Embed, in one call, the labels `align` will compare for these rounds (a build's batch):
+        the raw attributes not aligned yet and every field. Optional: `align` embeds what is missing."""
+        if self.encoder is None or not self.config.field_alignment:
+            return
+        new = [o.attribute for obs in rounds for o in obs if o.attribute not in self._alias]
+        if new:
+            self._encode_labels(new + list(self._fields))
+
     def align(self, round_order: int, observations: Sequence[Observation],
               text_vector: np.ndarray | None = None) -> list[Observation]:
         """The round's observations with `attribute` set to its field (`raw_attribute` keeps the
@@ -316,6 +325,9 @@ class FieldAligner:
         by_raw: dict[str, list[Observation]] = {}
         for o in observations:
             by_raw.setdefault(o.attribute, []).append(o)
+        new = [r for r in raws if not (r in self._alias and self._alias[r] in self._fields)]
+        if new and self.encoder is not None and self.config.field_alignment:
+            self._encode_labels(new + list(self._fields))
         for raw in raws:
             if raw in self._alias and self._alias[raw] in self._fields:
                 continue
@@ -351,23 +363,22 @@ class FieldAligner:
         return out
 
     def flush(self) -> None:
-        """Write new decisions and changed field statistics (in the caller's transaction)."""
+        """Write new decisions and changed field statistics (in the caller's transaction): one
+        multi-row statement per table (executemany runs one statement per row in DuckDB)."""
         if self._new_aliases:
             rows = [(a.raw_attribute, a.field, a.round_order, a.score, json.dumps(a.evidence, default=str),
                      a.decided_by) for a in self._new_aliases]
-            self.con.executemany(
-                "INSERT INTO field_aliases VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (raw_attribute) DO UPDATE SET "
-                "field = excluded.field, round_order = excluded.round_order, score = excluded.score, "
-                "evidence = excluded.evidence, decided_by = excluded.decided_by", rows)
-            self.con.executemany(
-                "INSERT INTO field_events VALUES (?, ?, ?, ?, NULL, ?, ?, now())",
-                [(a.round_order, "new field" if a.field == a.raw_attribute else "alias", a.raw_attribute, a.field,
-                  a.score, json.dumps(a.evidence, default=str)) for a in self._new_aliases])
+            _insert(self.con, "INSERT INTO field_aliases VALUES {} ON CONFLICT (raw_attribute) DO UPDATE SET "
+                    "field = excluded.field, round_order = excluded.round_order, score = excluded.score, "
+                    "evidence = excluded.evidence, decided_by = excluded.decided_by", rows, 6)
+            _insert(self.con, "INSERT INTO field_events VALUES {}",
+                    [(a.round_order, "new field" if a.field == a.raw_attribute else "alias", a.raw_attribute,
+                      a.field, None, a.score, json.dumps(a.evidence, default=str)) for a in self._new_aliases], 7,
+                    extra="now()")
             self._new_aliases = []
         if self._dirty_fields:
-            self.con.executemany(
-                "INSERT INTO fields VALUES (?, ?) ON CONFLICT (field) DO UPDATE SET stats = excluded.stats",
-                [(f, self._fields[f].as_json()) for f in sorted(self._dirty_fields)])
+            _insert(self.con, "INSERT INTO fields VALUES {} ON CONFLICT (field) DO UPDATE SET stats = excluded.stats",
+                    [(f, self._fields[f].as_json()) for f in sorted(self._dirty_fields)], 2)
             self._dirty_fields = set()
 
     # ------------------------------------------------------------------ internals
@@ -399,10 +410,19 @@ class FieldAligner:
         if self.encoder is None:
             return None
         if name not in self._label_vecs:
-            v = np.asarray(self.encoder.encode([" ".join(words_of(name))])[0], dtype=np.float64)
-            n = np.linalg.norm(v)
-            self._label_vecs[name] = v / n if n else v
+            self._encode_labels([name])
         return self._label_vecs[name]
+
+    def _encode_labels(self, names: Iterable[str]) -> None:
+        """Embed the label phrases of names not embedded yet, in one encoder call (a call costs
+        tens of milliseconds whatever its size on this CPU)."""
+        todo = [n for n in dict.fromkeys(names) if n not in self._label_vecs]
+        if self.encoder is None or not todo:
+            return
+        vecs = np.asarray(self.encoder.encode([" ".join(words_of(n)) for n in todo]), dtype=np.float64)
+        for n, v in zip(todo, vecs):
+            norm = np.linalg.norm(v)
+            self._label_vecs[n] = v / norm if norm else v
 
     def _best_field(self, raw: str, o: Observation, present: Mapping[str, str],
                     text_vector: np.ndarray | None,
@@ -470,6 +490,16 @@ class FieldAligner:
                                       "range": round(range_s, 3), "companions": round(comp_s, 3),
                                       "text": round(text_s, 3)})
         return best
+
+
+def _insert(con, sql: str, rows: Sequence[tuple], width: int, extra: str | None = None) -> None:
+    """`sql` with "{}" replaced by the VALUES list of `rows` (each `width` parameters, plus `extra`
+    SQL appended to every row), in chunks of a few hundred rows."""
+    per = max(1, 2000 // width)
+    cell = "(" + ", ".join(["?"] * width) + (f", {extra}" if extra else "") + ")"
+    for k in range(0, len(rows), per):
+        part = rows[k:k + per]
+        con.execute(sql.format(", ".join([cell] * len(part))), [v for r in part for v in r])
 
 
 def _same_value(a: Observation, b: Observation) -> bool:

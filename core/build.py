@@ -194,15 +194,18 @@ def build(
             if stale:  # one DELETE per chunk (one per round would scan the table each time)
                 store.con.execute("DELETE FROM observations WHERE round_id IN (SELECT unnest(?::VARCHAR[]))",
                                   [[r.round_id for _, r in chunk]])
-            observed: list[list[Observation]] = []
-            for i, (order, r) in enumerate(chunk, start=k):
+            extracted: list[tuple[Observation, ...]] = []
+            for order, r in chunk:
                 images = ({im.image_id: store.image_bytes(im.image_id) for im in r.images if im.sha256}
                           if deps.llm is not None and getattr(deps.llm, "vision", False) else None)
                 res = run_extractor(deps.extractor, r, ocr_by_round.get(r.round_id, {}), images=images)
-                # raw labels -> the memory's fields, before induction counts them
-                observed.append(aligner.align(order, res.observations, text_vector=text_vectors[i]))
+                extracted.append(res.observations)
                 if res.fallback:
                     fallbacks.append(f"extract {r.round_id}: {res.fallback}")
+            # raw labels -> the memory's fields, before induction counts them (new labels embedded at once)
+            aligner.prepare(extracted)
+            observed = [aligner.align(order, obs, text_vector=text_vectors[i])
+                        for i, ((order, _), obs) in enumerate(zip(chunk, extracted), start=k)]
             aligner.flush()
             _insert_observations(store, [(r.round_id, obs) for (_, r), obs in zip(chunk, observed)])
             timer.add("extract", t0)

@@ -37,6 +37,8 @@ MEASURE_ADJECTIVES = {
     "spend": "currency", "spent": "currency", "money": "currency", "price": "currency",
     "loud": "level", "big": None, "large": None, "small": None,
 }
+# a speed adjective speaks of any rate: "how fast was my pulse" (bpm), "fastest pace" (min/km)
+RELATED_DIMENSIONS = {"speed": ("rate", "pace", "frequency")}
 COS_SUPPORT = 0.45
 SCAFFOLD = frozenset({"day", "date", "week", "month", "year", "time", "which", "value", "record", "entry", "log",
                       "ever", "recorded", "record", "total", "average", "mean", "avg", "sum", "number",
@@ -277,7 +279,11 @@ def column_tokens(col: ColumnMeta, table_name: str = "", description: str = "") 
     """The column's BM25 document: its names (twice: they name this column, the rest names its table),
     unit words, description, table name and description, and text values."""
     own = sorted(name_tokens(col)) + sorted(unit_tokens(col.unit))
-    doc = own + own + tokens(col.description) + table_words(table_name) + tokens(description)
+    # description words that only repeat the table's name ("workout duration" in table workout) describe
+    # the rows, not this column: the table's words come once, for every column alike
+    tw = set(table_words(table_name))
+    desc = [w for w in tokens(col.description) if w not in tw or w in own]
+    doc = own + own + desc + table_words(table_name) + tokens(description)
     if col.dtype == "VARCHAR":
         for v in (col.categories or col.samples)[:6]:
             doc += tokens(str(v))
@@ -418,7 +424,7 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
     for i, (t, c) in enumerate(cands):
         cdim = unit_dimension(c.unit)
         overlap = len(plain & own[i]) + (1 if dims and cdim in dims else 0)  # the unit asked names it
-        dim_hit = bool(implied and cdim == implied)
+        dim_hit = bool(implied and (cdim == implied or cdim in RELATED_DIMENSIONS.get(implied, ())))
         # an implied dimension ("longest" -> duration) supports a column only in a table the question names
         named_table = bool(set(table_words(t.table_name)) & plain) or t.table_name in named_tables
         score = lam * float(cos[i]) + (1 - lam) * float(bm[i]) + 0.1 * float(pnorm[i])
@@ -427,7 +433,9 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         covered = {stem(cdim.split("_")[0])} if cdim else set()
         names = [set(tokens(c.name))] + [set(tokens(a)) for a in c.aliases]
         uncovered = min(len(n - qset - GENERIC_NAME_WORDS - covered - unit_tokens(c.unit)) for n in names)
-        score -= 0.2 * min(uncovered, 2)
+        if qset & own[i]:
+            # only among columns the phrase names at all: a further name word means a narrower quantity
+            score -= 0.2 * min(uncovered, 2)
         for nm in [c.name] + list(c.aliases):
             parts = [stem(w) for w in re.findall(r"[a-z0-9]+", nm.lower().replace("_", " "))]
             if parts and _contains(seq, parts) and (len(parts) >= 2 or parts[0] not in GENERIC_NAME_WORDS):
@@ -435,7 +443,7 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
                 break
         if head and head in own[i]:
             score += 0.15  # the phrase's last word (its head) names the quantity
-        if implied and cdim == implied:
+        if dim_hit:
             score += 0.15
         if t.table_name in named_tables:
             score += 0.2  # the rows the question names ("over all my harvests") are this table's

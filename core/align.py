@@ -152,6 +152,23 @@ def name_evidence(a: str, b: str) -> tuple[float, str]:
     return best
 
 
+# Words that set two quantities apart when they are all that differs between two names ("my value" /
+# "other value", "min temp" / "max temp", "start time" / "end time"): whose, which end, which extreme,
+# which side. English grammar and general modifiers, no domain.
+CONTRAST_WORDS = frozenset(
+    "my your his her their our its other another own first second third last next previous prior "
+    "start end begin beginning final initial min max minimum maximum high low highest lowest peak top "
+    "bottom upper lower before after pre post in out inner outer up down left right front back old new "
+    "net gross morning evening day night am pm opening closing entry exit".split())
+
+
+def contrasting(a: str, b: str) -> bool:
+    """True when the words that differ between two names include a contrast word: then the text
+    encoder's similarity (high for "my value" / "other value") is no evidence that they are one."""
+    wa, wb = set(words_of(a)), set(words_of(b))
+    return bool((wa ^ wb) & CONTRAST_WORDS)
+
+
 # Names that say nothing about which quantity they are: what the extractor calls a value nobody
 # labelled ("$12.50" -> amount), or a bare "total"/"value".
 EMPTY_WORDS = frozenset("amount value total count number level reading".split())
@@ -448,7 +465,7 @@ class FieldAligner:
                 s, why = name_evidence(raw, alias)
                 if s > nscore:
                     nscore, reason = s, f"{why} ({alias})"
-            if nscore < 0.9 and self.encoder is not None:
+            if nscore < 0.9 and self.encoder is not None and not contrasting(raw, name):
                 a, b = self._label_vec(raw), self._label_vec(name)
                 cos = float(a @ b) if a is not None and b is not None else 0.0
                 enc = min(0.85, max(0.0, (cos - 0.45) / 0.5))
@@ -456,6 +473,8 @@ class FieldAligner:
                     nscore, reason = enc, f"similar meaning (cosine {cos:.2f} with {name})"
             if nscore < MIN_NAME:
                 continue
+            if restated and o.value_kind != "number" and nscore < 0.85:
+                continue  # an equal word in one round ("yellow" twice) is weak: only a close name may join
             if not o.label and nscore < 1.0 and all(w in MEASURE_WORDS for w in words_of(raw)):
                 continue  # a value nobody labelled, named by its unit ("duration"): only its own name
             unit_s = (1.0 if o.unit and o.unit == f.unit else 0.7 if dim and dim == f.dimension

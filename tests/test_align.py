@@ -278,3 +278,19 @@ def test_a_name_of_measure_words_only_is_no_evidence():
     assert name_evidence("amount", "cost_amount") == (0.0, "")
     assert name_evidence("renew_amount", "amount") == (0.0, "")
     assert name_evidence("amount", "amount")[0] == 1.0
+
+
+def test_contrast_words_keep_two_quantities_apart(store):
+    class Close(HashEmbedder):  # an encoder that finds every two labels alike
+        def encode(self, texts):
+            return super().encode(["same"] * len(texts))
+
+    al = FieldAligner(store.con, DEFAULT, encoder=Close())
+    for i in range(1, 4):
+        al.align(i, [num("my_value", 3 + i), num("soil_moisture", 30 + i, "%")])
+    assert al.align(4, [num("other_value", 5), num("soil_moisture", 33, "%")])[0].attribute == "other_value"
+    assert al.align(5, [num("soil_wetness", 31, "%"), num("my_value", 2)])[0].attribute == "soil_moisture"
+    # an equal text in one round is no reason to merge two labels that differ by more than spelling
+    t = Observation("S1:R6", "my_color", "yellow", value_kind="text")
+    u = Observation("S1:R6", "other_color", "yellow", value_kind="text")
+    assert [o.attribute for o in al.align(6, [t, u])] == ["my_color", "other_color"]

@@ -129,15 +129,18 @@ def _cover(short: list[str], long: list[str]) -> int | None:
 # out when two names are compared (weaker evidence then). Unit dimensions are general, not a domain.
 MEASURE_WORDS = frozenset(
     "value reading level amount volume mass weight duration time distance length temperature percent "
-    "speed pace energy power pressure count total".split())
+    "speed pace energy power pressure count total concentration illuminance frequency voltage area dose "
+    "conductance efficiency".split())
 
 
-def name_evidence(a: str, b: str) -> tuple[float, str]:
+def name_evidence(a: str, b: str, *, same_unit: bool = False) -> tuple[float, str]:
     """How strongly two attribute names say they are one field, from their spelling alone:
     (score in [0, 1], reason). 1.0 same words up to plurals; 0.9 word-by-word abbreviation (also a
     word for the initials of several: "resting hr" / "resting heart rate"); 0.85 initials of the
     whole name; 0.7 a word more or less; up to 0.8 similar spelling; else 0. A trailing measure word
-    ("volume", "value", "duration") may be left out of either name, at 0.9 times the score."""
+    ("volume", "value", "duration") may be left out of either name, at 0.9 times the score, when what
+    is left matches closely, or by a word more or less when `same_unit` (both values in one unit:
+    "average concentration" and "average glucose", both mg/dL)."""
     best = _name_evidence(words_of(a), words_of(b))
     wa, wb = words_of(a), words_of(b)
     for xa in ([wa] + ([wa[:-1]] if len(wa) > 1 and wa[-1] in MEASURE_WORDS else [])):
@@ -147,7 +150,7 @@ def name_evidence(a: str, b: str) -> tuple[float, str]:
             s, why = _name_evidence(xa, xb)
             # only a close match survives leaving a word out ("dilut volume" / "dilution"), never a
             # word more or less on top of it ("sleep duration" is not "sleep score")
-            if s >= 0.85 and round(0.9 * s, 3) > best[0]:
+            if (s >= 0.85 or (same_unit and s >= 0.7)) and round(0.9 * s, 3) > best[0]:
                 best = (round(0.9 * s, 3), f"{why} (leaving out \"{(wa[-1] if xa is not wa else wb[-1])}\")")
     return best
 
@@ -461,8 +464,9 @@ class FieldAligner:
             if dim and f.dimension and dim != f.dimension:
                 continue
             nscore, reason = 0.0, ""
+            same_unit = bool(o.unit) and o.unit == f.unit
             for alias in [name] + [r for r, t in self._alias.items() if t == name and r != name]:
-                s, why = name_evidence(raw, alias)
+                s, why = name_evidence(raw, alias, same_unit=same_unit)
                 if s > nscore:
                     nscore, reason = s, f"{why} ({alias})"
             if nscore < 0.9 and self.encoder is not None and not contrasting(raw, name):

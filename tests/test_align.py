@@ -294,3 +294,9 @@ def test_contrast_words_keep_two_quantities_apart(store):
     t = Observation("S1:R6", "my_color", "yellow", value_kind="text")
     u = Observation("S1:R6", "other_color", "yellow", value_kind="text")
     assert [o.attribute for o in al.align(6, [t, u])] == ["my_color", "other_color"]
+
+
+def test_a_dimension_word_for_a_field_word_when_the_unit_is_the_same():
+    assert name_evidence("average_concentration", "average_glucose") == (0.0, "")
+    score, why = name_evidence("average_concentration", "average_glucose", same_unit=True)
+    assert score == 0.63 and "leaving out" in why

@@ -162,7 +162,7 @@ def period_text(first, last) -> str:
 def _unitish(noun: str) -> bool:
     from .columns import asked_units
 
-    return bool(asked_units(noun))
+    return bool(asked_units("how many " + noun))
 
 
 def _deciding_first(rounds: tuple[str, ...], deciding) -> tuple[str, ...]:

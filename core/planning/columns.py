@@ -185,10 +185,20 @@ def asked_dimensions(seq: Sequence[str]) -> set[str]:
     return out
 
 
+_UNIT_SLOT = re.compile(
+    r"\b(?:in|into|as)\s+(?:the\s+)?([a-z%$€£]+(?:/[a-z]+)?)\b|"  # "in hours", "in kg"
+    r"\bhow\s+(?:many|much)\s+([a-z%$€£]+(?:/[a-z]+)?)\b|"  # "how many minutes"
+    r"\bnumber\s+of\s+([a-z]+)\b|\bwhat\s+(percentage|percent|share)\b|"
+    r"\b([a-z%$€£]+)\s+(?:per|/|an?)\s+[a-z]+\b|"  # "kg per plant", "dollars a month"
+    r"(?:^|\s)([%$€£])(?:\s|$)")
+
+
 def asked_units(text: str) -> list[str]:
-    """The unit words of a phrase, in order ('how many hours' -> ['hours'])."""
+    """The unit words of a phrase in a unit's place ('how many hours', 'in kg', 'grams per plant'), in
+    order; a unit word used as a noun ('the largest meter') is not one."""
     out = []
-    for w in re.findall(r"[a-z%$€£]+(?:/[a-z]+)?", text.lower()):
+    slots = [next(g for g in m.groups() if g) for m in _UNIT_SLOT.finditer(text.lower())]
+    for w in slots:
         if w in _AMBIGUOUS_UNIT_WORDS or len(w) < 2 and w not in "%$€£":
             continue
         d = unit_dimension(w)
@@ -202,13 +212,18 @@ def _contains(seq: Sequence[str], phrase: Sequence[str]) -> bool:
     return any(list(seq[i:i + n]) == list(phrase) for i in range(len(seq) - n + 1))
 
 
+_INFLECTIONS = frozenset("s es ed d ing ings er ers ly y".split())
+
+
 def abbreviates(short: str, long: str) -> bool:
     """'temp' abbreviates 'temperature', 'moist' 'moisture', 'qty' 'quantity' (a prefix of at least 3
     letters, or the word's first letter then some of its consonants in order, for 2-4 letters)."""
     if short == long or len(short) >= len(long):
         return False
     if len(short) >= 3 and long.startswith(short):
-        return True
+        # an inflection is another word, not an abbreviation ("heat" / "heating", "feed" / "feeder")
+        return long[len(short):] not in _INFLECTIONS
+
     if 3 <= len(short) <= 4 and short[0] == long[0] and not re.search(r"[aeiou]", short[1:]):
         it = iter(long[1:])
         return all(ch in it for ch in short[1:])
@@ -229,6 +244,18 @@ class ColumnChoice:
     def show(self) -> str:
         return (f"{self.table}.{self.column} h={self.score:.2f} (cos {self.cos:.2f}, bm25 {self.bm25:.2f}"
                 f"{', ' + self.dimension if self.dimension else ''}{'' if self.supported else ', unsupported'})")
+
+
+# words of the analytic builder's description template and calendar words: they describe how a table was
+# made ("One row per X record ... First recorded 4 Mar 2025. Read from images"), not what it holds
+_TEMPLATE_WORDS = frozenset(tokens("one row per record first recorded read from text images image and "
+                                   "jan feb mar apr may jun jul aug sep sept oct nov dec values also reported "
+                                   "not converted") )
+
+
+def description_words(description: str) -> list[str]:
+    """A table description's content tokens (template and calendar words and numbers left out)."""
+    return [w for w in tokens(description) if w not in _TEMPLATE_WORDS and not w.isdigit() and len(w) > 1]
 
 
 def table_words(table_name: str) -> list[str]:
@@ -268,8 +295,8 @@ def embed_text(col: ColumnMeta, table_name: str = "") -> str:
         add(f"({col.unit})")
     if col.description:
         add(col.description)
-    if table_name:
-        add("of " + " ".join(table_words(table_name)))
+    # (the table's words are left to BM25 and the table prior: in a short text they outweigh the
+    # column's own name, "calmness of brood" is further from "temper" than "calmness")
     if col.dtype == "VARCHAR" and col.samples:
         add("e.g. " + ", ".join(col.samples[:3]))
     return " ".join(seen)
@@ -283,7 +310,7 @@ def column_tokens(col: ColumnMeta, table_name: str = "", description: str = "") 
     # the rows, not this column: the table's words come once, for every column alike
     tw = set(table_words(table_name))
     desc = [w for w in tokens(col.description) if w not in tw or w in own]
-    doc = own + own + desc + table_words(table_name) + tokens(description)
+    doc = own + own + desc + table_words(table_name) + description_words(description)
     if col.dtype == "VARCHAR":
         for v in (col.categories or col.samples)[:6]:
             doc += tokens(str(v))
@@ -328,11 +355,35 @@ def tables_named(records: str | None, tables: Sequence[TableMeta]) -> set[str]:
     by_name = {t.table_name for t in tables if hit(head, set(table_words(t.table_name)))}
     if by_name:
         return by_name
-    return {t.table_name for t in tables if hit(head, set(tokens(t.description)) - RECORD_WORDS)}
+    return {t.table_name for t in tables if hit(head, set(description_words(t.description)) - RECORD_WORDS)}
 
 
 _NOUN_TIME = re.compile(r"\b(?!(?:what|which|the|a|first|last|each|every|any|some|this|that|same|one|next|"
                         r"most|many|how|of|at|in|on|my|our|your|every|spare|free|real|long|short)\b)[a-z]{3,}\s+time\b")
+
+
+_PARTICLES = frozenset("up down out off over back in on at to by of for from with than and or per across among "
+                       "during since after before between through within into throughout about around under "
+                       "above below like versus vs when while where".split())
+
+
+def _heads(seq: Sequence[str], own: set[str]) -> bool:
+    """Does a word of `seq` that `own` names stand at the end of its noun phrase? Words followed by
+    another content word that `own` does not name are modifiers of that word."""
+    from ..lexicon import lemma
+
+    def hit(w):
+        return w in own or any(abbreviates(w, x) or abbreviates(x, w) for x in own)
+    found = False
+    for k, w in enumerate(seq):
+        if not hit(w):
+            continue
+        found = True
+        nxt = seq[k + 1] if k + 1 < len(seq) else None
+        if nxt is None or nxt in STOP or nxt in SCAFFOLD or nxt in _FUNCTION_WORDS or nxt in _PARTICLES \
+                or nxt.isdigit() or hit(nxt) or lemma(nxt) != nxt or nxt in MEASURE_ADJECTIVES:
+            return True
+    return not found
 
 
 def lemmas(text: str) -> list[str]:
@@ -388,7 +439,7 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         return []
     dims = {dimension} if dimension else set()
     if not dims:
-        dims = asked_dimensions(question_words(text))
+        dims = {d for d in map(unit_dimension, asked_units(text)) if d}
     if dims:
         hard = [(t, c) for t, c in cands if unit_dimension(c.unit) in dims]
         if hard:
@@ -398,6 +449,10 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
     qset = set(qtok)
     # words the phrase itself uses (not the dimension an adjective implies): what support rests on
     plain = qset - {stem(d) for d in MEASURE_ADJECTIVES.values() if d} | (qset & set(tokens(text)))
+    # the phrase's own content words (not those naming the rows' table, nor adjectives of measure)
+    all_table_words = (set(tokens(records)) if records else set()) | {"night", "morning", "evening", "time"}
+    orig = [w for w in dict.fromkeys(tokens(text) + lemmas(text))
+            if w not in SCAFFOLD and w not in all_table_words and w not in MEASURE_ADJECTIVES]
     seq = question_words(text)
     head = next((w for w in reversed(seq) if w not in SCAFFOLD and w not in _FUNCTION_WORDS), None)
     # the embedding sees the content words only: question scaffolding ("which day did I") is noise here
@@ -449,7 +504,12 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
             score += 0.2  # the rows the question names ("over all my harvests") are this table's
         if c.n_values is not None and t.n_rows:
             score += 0.05 * c.n_values / t.n_rows  # of two like columns, the one that holds the values
-        supported = overlap > 0 or float(cos[i]) >= COS_SUPPORT or (dim_hit and named_table)
+        # words of the phrase this column's names account for: the head word or at least half of them
+        # ("heat pump COP" is not "heating": one word of three, and not the head)
+        # a matched word that only modifies an unmatched noun ("heat" in "heat pump COP") does not name
+        # this column: some matched word must head its phrase (not be followed by another content noun)
+        lexical = overlap > 0 and (bool(dims and cdim in dims) or _heads(seq, own[i]))
+        supported = lexical or float(cos[i]) >= COS_SUPPORT or (dim_hit and named_table)
         out.append(ColumnChoice(t.table_name, c.name, round(score, 4), round(float(cos[i]), 4),
                                 round(float(bm[i]), 4), overlap, supported, cdim))
     out.sort(key=lambda x: -x.score)

@@ -17,9 +17,9 @@ from datetime import date, datetime
 from .dates import NUMBER_WORDS, TimeRange, find_time_range
 
 _SUPER_DESC = ("most", "highest", "longest", "maximum", "biggest", "largest", "furthest", "farthest",
-               "heaviest", "best", "greatest", "hottest", "warmest", "fastest", "max")
+               "heaviest", "best", "greatest", "hottest", "warmest", "fastest")
 _SUPER_ASC = ("least", "lowest", "shortest", "minimum", "smallest", "fewest", "lightest", "worst", "slowest",
-              "coldest", "coolest", "min")
+              "coldest", "coolest")
 SUPERLATIVE_BASE = {"longest": "long", "shortest": "long", "furthest": "far", "farthest": "far",
                     "heaviest": "heavy", "lightest": "heavy", "fastest": "fast", "slowest": "fast", "hottest": "hot",
                     "coldest": "cold", "warmest": "warm", "coolest": "cold", "biggest": "big", "smallest": "big",

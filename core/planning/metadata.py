@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import duckdb
 
-BASE_COLUMNS = ("source", "round_order", "time", "captions")
+BASE_COLUMNS = ("source", "round_order", "time", "captions", "modality")  # contract columns, not attributes
 NUMERIC_TYPES = ("DOUBLE", "FLOAT", "REAL", "INTEGER", "BIGINT", "SMALLINT", "TINYINT", "HUGEINT",
                  "DECIMAL", "UBIGINT", "UINTEGER", "USMALLINT", "UTINYINT", "NUMERIC")
 CATEGORY_LIMIT = 30  # a text column with at most this many distinct values is categorical

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..config import Config
 from .columns import (
-    SCAFFOLD, ColumnChoice, abbreviates, asked_units, convert, match_categories, match_columns, name_tokens,
+    SCAFFOLD, ColumnChoice, abbreviates, asked_units, description_words, convert, match_categories, match_columns, name_tokens,
     question_words, record_noun, table_words, unit_dimension, unit_info, unit_tokens,
 )
 from .context import PlanningContext
@@ -385,7 +385,7 @@ class RulePlanner:
         if not noun:
             return False
         if noun not in ("times", "days", "nights", "weeks", "months", "years") and \
-                asked_units(noun) and unit_dimension(noun) is not None:
+                asked_units("how many " + noun) and unit_dimension(noun) is not None:
             return True
         n = stem(noun)
         cols = [c for t in tables for c in t.attribute_columns() if c.dtype == "DOUBLE"]
@@ -415,7 +415,8 @@ class RulePlanner:
         best_key, table = None, None
         for t in tables:
             tw = set(table_words(t.table_name))
-            words_t = tw | set(tokens(t.description)) | {w for c in t.attribute_columns() for w in name_tokens(c)}
+            words_t = tw | set(description_words(t.description)) | {
+                w for c in t.attribute_columns() for w in name_tokens(c)}
 
             def hit(w, pool):
                 return w in pool or any(abbreviates(w, x) or abbreviates(x, w) for x in pool)
@@ -454,7 +455,7 @@ class RulePlanner:
             # eggs"); "how many <records>" counts rows of the table the noun names
             # with a condition on the rows ("how many harvests had more than 2 kg") the noun counts rows
             # unless it is a unit
-            unit_noun = bool(asked_units(a.how_many_noun or "")) and unit_dimension(a.how_many_noun) is not None
+            unit_noun = bool(asked_units("how many " + (a.how_many_noun or ""))) and unit_dimension(a.how_many_noun) is not None
             kind = "value_sum" if (unit_noun or (not a.conditions and self._noun_is_quantity(a, tables))) \
                 else "count"
         if kind in ("aggregate", "trend", "extreme", "value", "value_sum", "latest", "first", "compare", "versus"):

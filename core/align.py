@@ -78,14 +78,15 @@ def words_of(name: str) -> list[str]:
 
 def abbreviates(short: str, long: str) -> bool:
     """True when `short` is a written abbreviation of `long`: a prefix of at least two letters
-    ("temp"/"temperature") or, starting with the same letter, its letters in order with at least
-    two left out ("wt"/"weight", "qty"/"quantity"). Equal words are not abbreviations."""
+    ("temp"/"temperature") or, starting with the same letter, its letters in order with at least two
+    left out ("avg"/"average", "qty"/"quantity"; two letters only as first and last: "wt"/"weight",
+    not "vm"/"volume"). Equal words are not abbreviations."""
     if len(short) < 2 or len(short) >= len(long) or not short.isalpha():
         return False
     if long.startswith(short):
         return True
-    if short[0] != long[0] or len(long) - len(short) < 2:
-        return False
+    if short[0] != long[0] or len(long) - len(short) < 2 or (len(short) < 3 and short[-1] != long[-1]):
+        return False  # two letters must be the word's first and last ("wt", "ht"); "avg", "qty" have three
     it = iter(long)
     return all(ch in it for ch in short)
 
@@ -358,7 +359,7 @@ class FieldAligner:
                 seen = {f: [x for r2, t in self._alias.items() if t == f for x in by_raw.get(r2, ())]
                         for f in present}
                 best, score, ev = self._best_field(raw, o, {f: r for f, r in present.items() if f not in created},
-                                                   text_vector, seen)
+                                                   text_vector, seen, everything=set(present))
             if best is None or score < self.config.align_threshold:
                 target = raw  # a field of its own, named as the extractor named it
                 if target not in self._fields:
@@ -446,7 +447,11 @@ class FieldAligner:
 
     def _best_field(self, raw: str, o: Observation, present: Mapping[str, str],
                     text_vector: np.ndarray | None,
-                    seen: Mapping[str, Sequence[Observation]] | None = None) -> tuple[str | None, float, dict]:
+                    seen: Mapping[str, Sequence[Observation]] | None = None,
+                    everything: set[str] | None = None) -> tuple[str | None, float, dict]:
+        """The best field for a new raw attribute: (field, score, evidence). `present`: the round's
+        fields known before it (companion evidence); `everything`: all of the round's fields so far,
+        new ones included."""
         best: tuple[str | None, float, dict] = (None, 0.0, {"reason": "no field with name evidence"})
         dim = _dimension(o.unit)
         seen = seen or {}
@@ -494,10 +499,14 @@ class FieldAligner:
                     dist = (lo - x) if x < lo else (x - hi)
                     range_s = max(0.0, 1.0 - dist / (2 * span))
             comp_s = 0.5
+            usual = {g for g, n in f.companions.items() if n >= COMPANION_SHARE * max(1, f.rounds)}
             if others:
-                comp_s = sum(f.companions.get(g, 0) >= COMPANION_SHARE * max(1, f.rounds) for g in others) / len(others)
+                comp_s = sum(g in usual for g in others) / len(others)
                 if comp_s == 0.0 and nscore < 0.9:
                     continue  # none of the round's other fields ever came with f: another stream's quantity
+            elif usual and nscore < 0.9 and (everything or set()) - {name} and not (usual & (everything or set())):
+                # the round's other fields are all new, and f's usual companions are not among them
+                continue
             text_s = 0.5
             if text_vector is not None and f.text_sum is not None:
                 c = np.asarray(f.text_sum)

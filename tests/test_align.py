@@ -263,14 +263,20 @@ def test_a_trailing_measure_word_may_be_left_out():
 
 
 def test_a_second_device_with_every_label_its_own_way(store):
-    # device A prints "temperature", "humidity"; device B prints "temp", "hum": B's first round has no
-    # known field, so its labels are judged by name and unit, not by companions born with them
+    # device A prints "temperature", "humidity"; device B prints "hum", "room temp(erature)", "co2"
     al = FieldAligner(store.con, DEFAULT)
     for i in range(1, 5):
         al.align(i, [num("temperature", 20 + i, "°C"), num("humidity", 40 + i, "%")])
+    # a weak name ("a word more") beside only new fields, none of them the field's usual companions:
+    # maybe another stream, so it stays apart
     out = al.align(5, [num("co2", 400, "ppm"), num("room_temperature", 22, "°C")])
-    # co2 is new in this round: no evidence against "room temperature" being the temperature field
-    assert [o.attribute for o in out] == ["co2", "temperature"]
+    assert [o.attribute for o in out] == ["co2", "room_temperature"]
+    # beside a label that joined the usual companion (an abbreviation of "humidity"), it joins
+    al2 = FieldAligner(store.con.cursor(), DEFAULT)
+    for i in range(1, 5):
+        al2.align(i, [num("temperature", 20 + i, "°C"), num("humidity", 40 + i, "%")])
+    out = al2.align(5, [num("hum", 44, "%"), num("co2", 400, "ppm"), num("indoor_temperature", 22, "°C")])
+    assert [o.attribute for o in out] == ["humidity", "co2", "temperature"]
 
 
 def test_a_name_of_measure_words_only_is_no_evidence():
@@ -300,3 +306,17 @@ def test_a_dimension_word_for_a_field_word_when_the_unit_is_the_same():
     assert name_evidence("average_concentration", "average_glucose") == (0.0, "")
     score, why = name_evidence("average_concentration", "average_glucose", same_unit=True)
     assert score == 0.63 and "leaving out" in why
+
+
+def test_letters_in_order_keep_the_first_and_last():
+    assert abbreviates("rtg", "rating") and abbreviates("wt", "weight")
+    assert not abbreviates("vm", "volume")
+
+
+def test_new_companions_that_are_not_the_fields_usual_ones_keep_a_label_apart(store):
+    al = FieldAligner(store.con, DEFAULT)
+    for i in range(1, 5):
+        al.align(i, [num("b_rating", 1400 + i), num("gp", 10 + i), num("won", 3 + i)])
+    # another stream's first round: "moves" is new, "rtg" abbreviates "rating" with a word less
+    out = al.align(5, [num("moves", 79), num("rtg", 1474)])
+    assert [o.attribute for o in out] == ["moves", "rtg"]

@@ -52,7 +52,8 @@ Decisions the paper leaves open (documented, tested, deterministic):
    often carry a field only sometimes (a note, a second reading): its ext-conf stays below θ_e
    forever, so by 3 alone its values never reach the table. An attribute x not in schema A also
    extends A (C = A ∪ {x}) when it travels with A: for at least half of A's attributes b,
-   supp({b, x}) / supp({x}) >= θ_e (when x is recorded, those fields are there), with at least
+   supp({b, x}) / supp({x}) >= θ_a (when x is recorded, those fields are usually there: θ_a, not
+   θ_e, because the schema's own fields may be optional too), with at least
    θ_s rounds of x beside one of them, and C passes rule 3's blocking. A ubiquitous attribute (a
    date in every round of every stream) does not travel with any one schema, and a field shared by
    two streams travels with neither, so neither joins. Tried only when A has no rule-3 extension.
@@ -475,12 +476,12 @@ class Inducer:
 
     def owned(self, x: str, a: frozenset[str]) -> float:
         """Rule 3c: the share of schema a's attributes that accompany x in at least θ_e of x's rounds
-        (supp({b, x}) / supp({x}) >= θ_e for b in a). 0 when x has no support."""
+        (supp({b, x}) / supp({x}) >= θ_a for b in a). 0 when x has no support."""
         sx = self._single.get(x, 0)
         if not sx or not a:
             return 0.0
         sup = self.state.supports
-        return sum(sup.get(frozenset((b, x)), 0) / sx >= self.params.theta_e for b in a) / len(a)
+        return sum(sup.get(frozenset((b, x)), 0) / sx >= self.params.theta_a for b in a) / len(a)
 
     def _optional_extension(self, sid: int, s: _Schema, singles: Iterable[str]):
         """Rule 3c (optional fields): the best attribute x of the round, not in schema s, that

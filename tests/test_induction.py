@@ -120,7 +120,7 @@ def brute_force(stream, cfg):
                     # rule 3c: an attribute that travels with the schema (pairs over its single support)
                     for x in sorted({x for c in cands if len(c) == 1 for x in c} - a):
                         sx = sup1(x)
-                        own = sum(supp[frozenset((b, x))] / sx >= cfg.theta_e for b in a) / len(a)
+                        own = sum(supp[frozenset((b, x))] / sx >= cfg.theta_a for b in a) / len(a)
                         if own < 0.5 or max(supp[frozenset((b, x))] for b in a) < cfg.theta_s:
                             continue
                         c = a | {x}
@@ -617,3 +617,15 @@ def test_records_of_one_stream_with_other_optional_fields_are_not_a_second_schem
     assert kept[1] == tuple(sorted(a)) and all(len(set(s) & a) * 2 <= len(s) for k, s in kept.items() if k != 1)
     # with rule 3c the date travels with the stream: one table with both optional fields
     assert run(stream, XConfig()).schema_map() == {1: tuple(sorted(a | b))}
+
+
+def test_optional_field_of_a_stream_whose_other_fields_are_optional_too():
+    import random
+
+    rng = random.Random(5)
+    stream = []
+    for i in range(60):
+        rec = {"a"} | {x for x in ("b", "c", "d") if rng.random() < 0.75}
+        stream.append(frozenset(rec))
+    res = run(stream, XConfig())
+    assert res.schema_map()[1] == ("a", "b", "c", "d")

@@ -342,7 +342,7 @@ def test_answerer_draft_mode_puts_the_rule_answer_in_the_prompt(memory_path, emb
 
     con = duckdb.connect(str(memory_path))
     try:
-        q = "What was my average sleep score?"
+        q = "How much deep sleep did I get on average?"  # the fixture has no score column
         rules = QueryEngine(con, embedder, DEFAULT).ask(q)
         engine = QueryEngine(con, embedder, DEFAULT, llm=QueuedLLM([]))
         state = engine.start(q)  # rule plan: the queued LLM has no plan reply and falls back

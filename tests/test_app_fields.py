@@ -87,12 +87,7 @@ def memory(base_memory, tmp_path) -> tuple[str, str, str]:
     return str(dst), fld, raw
 
 
-@pytest.fixture(autouse=True)
-def fake_models(monkeypatch):
-    enc, img = HashEmbedder(), FakeImageEncoder()
-    monkeypatch.setattr(resources, "text_encoder", lambda: enc)
-    monkeypatch.setattr(resources, "image_encoder", lambda *a, **k: img)
-    monkeypatch.setattr(resources, "ocr_engine", lambda: FakeOCR())
+from test_app_pages import fake_models  # noqa: E402,F401  (autouse: the pages' models are the fakes)
 
 
 def page(path: str) -> AppTest:

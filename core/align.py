@@ -24,7 +24,7 @@ is seen, with the evidence of the history so far:
   round's other fields are the field's usual companions (when the round has
   other fields and none of them ever came with the field, only a spelling
   variant or an abbreviation may join it: "duration" of a walk is not the
-  "sleep duration" of a sleep record); the round's text is like the texts of
+  "brew duration" of a brewing record); the round's text is like the texts of
   the field's rounds.
 
 score = 0.5 name + 0.15 unit + 0.1 range + 0.15 companions + 0.1 text, and the
@@ -141,7 +141,7 @@ def name_evidence(a: str, b: str, *, same_unit: bool = False) -> tuple[float, st
     whole name; 0.7 a word more or less; up to 0.8 similar spelling; else 0. A trailing measure word
     ("volume", "value", "duration") may be left out of either name, at 0.9 times the score, when what
     is left matches closely, or by a word more or less when `same_unit` (both values in one unit:
-    "average concentration" and "average glucose", both mg/dL)."""
+    "average concentration" and "average nitrate", both mg/L)."""
     best = _name_evidence(words_of(a), words_of(b))
     wa, wb = words_of(a), words_of(b)
     for xa in ([wa] + ([wa[:-1]] if len(wa) > 1 and wa[-1] in MEASURE_WORDS else [])):
@@ -150,7 +150,7 @@ def name_evidence(a: str, b: str, *, same_unit: bool = False) -> tuple[float, st
                 continue
             s, why = _name_evidence(xa, xb)
             # only a close match survives leaving a word out ("dilut volume" / "dilution"), never a
-            # word more or less on top of it ("sleep duration" is not "sleep score")
+            # word more or less on top of it ("brew duration" is not "brew score")
             if (s >= 0.85 or (same_unit and s >= 0.7)) and round(0.9 * s, 3) > best[0]:
                 best = (round(0.9 * s, 3), f"{why} (leaving out \"{(wa[-1] if xa is not wa else wb[-1])}\")")
     return best

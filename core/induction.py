@@ -30,7 +30,7 @@ Decisions the paper leaves open (documented, tested, deterministic):
    {a, b, c} reaches ext-conf 0.8 against {a, b}; the paper's literal rule
    admits those pairs (and a disjoint {x, y} that only ever appears with the
    schema) as new schemas, which then block the evolution. A pattern that
-   recurs on its own (a workout sharing `heart_rate` with a sleep schema) is
+   recurs on its own (a fertilizing record sharing `volume` with a watering schema) is
    not a fragment and may become a table. False gives the paper's literal
    rule (only subsets and supersets are excluded; partial overlaps allowed).
 3. Evolution. C is an extension of schema A when C ⊋ A, supp(C) >= θ_s,

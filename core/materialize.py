@@ -12,9 +12,9 @@ appends); `Schema.columns` gives the logical order.
 Population rule (which rounds make rows). A round with attribute set R
 populates the table of schema A, with one row, when k = |R ∩ A| >= 1 and
 (2k >= |A| or 2k >= |R|): it reports at least half of the schema, or at least
-half of what it reports belongs to the schema. So a sleep report that only
-says "I slept 7 h" is a sleep_log row, while a workout round that shares one
-heart-rate attribute with a 4-attribute sleep schema is not (1 of 4 in the
+half of what it reports belongs to the schema. So a watering report that only
+says "watered 250 ml" is a watering_log row, while a fertilizing round that shares one
+volume attribute with a 4-attribute watering schema is not (1 of 4 in the
 schema, 1 of 3 in the round). Values of the round for the schema's attributes
 fill the row; attributes it did not report are NULL; when one attribute was
 observed several times in a round, the first observation (lowest seq) is used.
@@ -261,7 +261,7 @@ def alias_of(attribute: str, columns: Sequence[str]) -> str | None:
 
 # ---------------------------------------------------------------------- rule-based metadata
 def _stem(word: str) -> str:
-    """Light stemming so that card_played and play_count share "play", cards and card "card"."""
+    """Light stemming so that bottle_filled and fill_count share "fill", plants and plant "plant"."""
     for suffix, keep in (("ing", 4), ("ed", 3), ("s", 3)):
         if word.endswith(suffix) and len(word) - len(suffix) >= keep and not word.endswith("ss"):
             return word[: -len(suffix)]
@@ -304,7 +304,7 @@ def _nice_date(x) -> str:
 def rule_description(name: str, columns: Sequence[Column], n_rounds: int, span: tuple | None,
                      modalities: Mapping[str, int] | None = None) -> str:
     """A description a person reads: what one row is, its fields with units, since when, and where
-    the values were read ("One row per sleep record: sleep duration (min), sleep score. First
+    the values were read ("One row per watering record: water (mL), soil moisture (%). First
     recorded 4 Feb 2025; read from images and text."). No counts: they would go stale as rows are
     added (memory_tables.n_rows is live)."""
     parts = []
@@ -340,8 +340,8 @@ CONTEXT_MIN_SCORE = 1.0  # share x idf a word of the neighbouring rounds needs t
 
 
 def round_words(text: str) -> set[str]:
-    """Content words of a round's user turns and captions, in canonical form ('cards' -> 'card',
-    'Rode' -> 'ride'); unit words, numbers and function words are left out."""
+    """Content words of a round's user turns and captions, in canonical form ('plants' -> 'plant',
+    'Grew' -> 'grow'); unit words, numbers and function words are left out."""
     from .extract.normalize import canonical_word, parse_unit
 
     out = set()
@@ -360,7 +360,7 @@ def round_words(text: str) -> set[str]:
 @dataclass(frozen=True)
 class RoundWords:
     """Words that describe a table's rounds: `rows` (share of its rounds, x idf), `context` (the
-    other rounds of the same sessions, e.g. "I'll log each round of cards here")."""
+    other rounds of the same sessions, e.g. "I'll log each harvest here")."""
 
     rows: tuple[tuple[str, float, float], ...]  # (word, share, score), best first
     context: tuple[tuple[str, float], ...]  # (word, score), best first
@@ -371,8 +371,8 @@ def name_from_words(attributes: Sequence[str], words: RoundWords | None,
     """The table name, from its fields first: a word that recurs across its attribute names
     (sleep_duration, deep_sleep, sleep_score -> sleep_log); else its one text field, which says
     what kind of record a row is (activity, variety -> activity_log); else a word of an attribute
-    name that most of its rounds also use (the rounds say what the record is about: "glucose" of
-    average_glucose in every dashboard round -> glucose_log); else `rule_table_name`. Words the
+    name that most of its rounds also use (the rounds say what the record is about: "moisture" of
+    soil_moisture in every sensor round -> moisture_log); else `rule_table_name`. Words the
     rounds use that no field carries ("dashboard", "before work") never name a table: they say how
     or when a record was made, not what it records."""
     rule = rule_table_name(attributes)
@@ -803,13 +803,13 @@ class Materializer:
                 "WHERE round_id IN (SELECT unnest(?)) ORDER BY round_id, seq",
                 [round_ids],
             ).fetchall()
-        sources: dict[int | tuple, str] = {}
+        sources: dict[tuple, str] = {}  # (round_id, seq) -> where the observation was read
         for rid, seq, attr, raw, num, unit, tv, src in obs_rows:
             sources[(rid, seq)] = src or "dialogue"
             c = by_attr.get(attr)
             if c is None:
-                # the same quantity named with a word more or less in this round ("glucose CV" beside
-                # "variability"): it fills its column only when the round has no value there (below)
+                # the same quantity named with a word more or less in this round ("soil moist." beside
+                # "moisture"): it fills its column only when the round has no value there (below)
                 target = alias_of(attr, list(by_attr))
                 if target is not None:
                     tc = by_attr[target]

@@ -1,6 +1,6 @@
 """Did induction turn every recurring record stream into a table? (issue target, demo ground truth)
 
-For each ground-truth stream (sleep, glucose, workouts, card play, ...) the
+For each ground-truth stream (each recurring record kind of a history) the
 table holding most of the stream's rounds is its table; a round counts as
 found with the right values when its row holds every ground-truth value of
 that round (numbers within 1% or 0.01, durations in hours also accepted in

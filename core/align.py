@@ -24,8 +24,16 @@ is seen, with the evidence of the history so far:
   round's other fields are the field's usual companions (when the round has
   other fields and none of them ever came with the field, only a spelling
   variant or an abbreviation may join it: "duration" of a walk is not the
-  "brew duration" of a brewing record); the round's text is like the texts of
-  the field's rounds.
+  "brew duration" of a brewing record; when the round's other labels are all
+  new, they must look like the field's companions — same kind, unit, range,
+  names not unlike); the round's text is like the texts of the field's rounds;
+* a place in a known record — with no name evidence at all, a value may fill
+  the one field its record's known fields always come with and the round does
+  not have yet, of the same unit and range ("precipitation" beside "air t" of a
+  station that printed "rainfall" beside "air temp"). With one known field only,
+  the labels must not be unlike (text encoder) and the round's other new labels
+  must fit the record too, so two kinds of record that share a label and a
+  shape stay apart.
 
 score = 0.5 name + 0.15 unit + 0.1 range + 0.15 companions + 0.1 text, and the
 attribute joins the best field when score >= Config.align_threshold (else it
@@ -60,6 +68,10 @@ from .protocols import TextEncoder
 W_NAME, W_UNIT, W_RANGE, W_COMPANIONS, W_TEXT = 0.5, 0.15, 0.1, 0.15, 0.1
 MIN_NAME = 0.5  # a merge needs at least this much name evidence: structure alone never merges
 COMPANION_SHARE = 0.25  # a field g is f's usual companion when it was in >= 25% of f's rounds
+SLOT_SHARE = 0.5  # a field is a place to fill beside p when it was in >= half of p's rounds
+SLOT_NAME = 0.55  # name evidence a value gets for filling the one such place (structure, no spelling)
+SLOT_COSINE = 0.35  # below this label similarity two names are unlike (MiniLM: "hydration"/"rise" 0.25,
+#                     "rest duration"/"proof duration" 0.5, "precipitation"/"rainfall" 0.83)
 
 
 # ---------------------------------------------------------------------- name evidence
@@ -195,6 +207,8 @@ def _name_evidence_words(wa: list[str], wb: list[str]) -> tuple[float, str]:
         else (wb, wa)
     if len(short) == 1 and len(long) >= 2 and short[0] == "".join(w[0] for w in long):
         return 0.85, "initials"
+    if _initial_of_word(wa, wb):
+        return 0.6, "a word shortened to its initial"
     left = _cover(short, long)
     if left == 0:
         return 0.9, "abbreviation"
@@ -204,6 +218,23 @@ def _name_evidence_words(wa: list[str], wb: list[str]) -> tuple[float, str]:
     if ratio >= 0.85:
         return round(0.8 * ratio, 3), "similar spelling"
     return 0.0, ""
+
+
+def _initial_of_word(wa: list[str], wb: list[str]) -> bool:
+    """True when two names of the same length differ only where one writes a word as its first
+    letter ("dough t" / "dough temp", "t max" / "temp max"): every other word pair matches and at
+    least one is written out in both. Weaker than an abbreviation: one letter stands for many words."""
+    if len(wa) != len(wb) or len(wa) < 2:
+        return False
+    initials = written = 0
+    for x, y in zip(wa, wb):
+        if len(x) == 1 and len(y) > 1 and y[0] == x or len(y) == 1 and len(x) > 1 and x[0] == y:
+            initials += 1
+        elif len(x) > 1 and len(y) > 1 and _word_match(x, y):
+            written += 1
+        else:
+            return False
+    return initials >= 1 and written >= 1
 
 
 # ---------------------------------------------------------------------- state
@@ -358,8 +389,11 @@ class FieldAligner:
             else:
                 seen = {f: [x for r2, t in self._alias.items() if t == f for x in by_raw.get(r2, ())]
                         for f in present}
+                # the round's other labels that bring no history: not aligned yet, or just started a field
+                unknown = [firsts[r] for r in raws if r != raw
+                           and (r not in self._alias or self._alias[r] in created)]
                 best, score, ev = self._best_field(raw, o, {f: r for f, r in present.items() if f not in created},
-                                                   text_vector, seen, everything=set(present))
+                                                   text_vector, seen, unknown=unknown, round_fields=set(present))
             if best is None or score < self.config.align_threshold:
                 target = raw  # a field of its own, named as the extractor named it
                 if target not in self._fields:
@@ -448,13 +482,16 @@ class FieldAligner:
     def _best_field(self, raw: str, o: Observation, present: Mapping[str, str],
                     text_vector: np.ndarray | None,
                     seen: Mapping[str, Sequence[Observation]] | None = None,
-                    everything: set[str] | None = None) -> tuple[str | None, float, dict]:
+                    unknown: Sequence[Observation] = (),
+                    round_fields: set[str] | None = None) -> tuple[str | None, float, dict]:
         """The best field for a new raw attribute: (field, score, evidence). `present`: the round's
-        fields known before it (companion evidence); `everything`: all of the round's fields so far,
-        new ones included."""
+        fields known before it, with a history (companion evidence); `unknown`: the first observation
+        of each of the round's other labels that has no history yet; `round_fields`: every field the
+        round has so far (a field already there is never a place to fill)."""
         best: tuple[str | None, float, dict] = (None, 0.0, {"reason": "no field with name evidence"})
         dim = _dimension(o.unit)
         seen = seen or {}
+        slots = self._slots(raw, o, present, round_fields or set(present), unknown)
         for name, f in self._fields.items():
             if f.kind != o.value_kind:
                 continue
@@ -481,7 +518,12 @@ class FieldAligner:
                 if enc > nscore:
                     nscore, reason = enc, f"similar meaning (cosine {cos:.2f} with {name})"
             if nscore < MIN_NAME:
-                continue
+                if slots != [name]:
+                    continue
+                # no name evidence, but the record is one of f's kind and f is the one place left in
+                # it for this value (same unit, value in f's range): a device or person naming f anew
+                nscore = SLOT_NAME
+                reason = f"fills the place of {name} in a record beside {', '.join(sorted(present))}"
             if restated and o.value_kind != "number" and nscore < 0.85:
                 continue  # an equal word in one round ("yellow" twice) is weak: only a close name may join
             if not o.label and nscore < 1.0 and all(w in MEASURE_WORDS for w in words_of(raw)):
@@ -504,9 +546,12 @@ class FieldAligner:
                 comp_s = sum(g in usual for g in others) / len(others)
                 if comp_s == 0.0 and nscore < 0.9:
                     continue  # none of the round's other fields ever came with f: another stream's quantity
-            elif usual and nscore < 0.9 and (everything or set()) - {name} and not (usual & (everything or set())):
-                # the round's other fields are all new, and f's usual companions are not among them
-                continue
+            elif usual and nscore < 0.9 and unknown:
+                # the round's other labels are all new: they must look like f's usual companions
+                # (same kind, unit and range) for this to be a record of f's kind, named another way
+                comp_s = self._counterparts(usual, unknown)
+                if comp_s == 0.0:
+                    continue
             text_s = 0.5
             if text_vector is not None and f.text_sum is not None:
                 c = np.asarray(f.text_sum)
@@ -522,6 +567,75 @@ class FieldAligner:
                                       "range": round(range_s, 3), "companions": round(comp_s, 3),
                                       "text": round(text_s, 3)})
         return best
+
+
+    def _slots(self, raw: str, o: Observation, present: Mapping[str, str], round_fields: set[str],
+               unknown: Sequence[Observation] = ()) -> list[str]:
+        """Fields this value could fill in a record of a known kind: each of the round's known fields
+        (the anchors, at least one) has the field beside it in at least half of its rounds, the field
+        is not in the round yet, has the same value kind, unit (or dimension) and a range that holds
+        the value, and its name does not contrast with the label. With a single anchor (a label two
+        kinds of record may share, "temperature") the names must not be unlike (`_name_ok`) and the
+        round's other new labels must look like the anchor's companions too: a record of another
+        kind that happens to share one label and a shape stays apart."""
+        anchors = [p for p in present if p in self._fields]
+        if not anchors:
+            return []
+        if len(anchors) == 1:
+            usual = {g for g, n in self._fields[anchors[0]].companions.items()
+                     if n >= COMPANION_SHARE * max(1, self._fields[anchors[0]].rounds)}
+            if any(self._counterparts(usual, [x]) == 0.0 for x in unknown):
+                return []
+        dim = _dimension(o.unit)
+        out = []
+        for name, f in self._fields.items():
+            if name in round_fields or f.kind != o.value_kind or f.rounds < 2 or contrasting(raw, name):
+                continue
+            if not all(self._fields[p].companions.get(name, 0) >= SLOT_SHARE * max(1, self._fields[p].rounds)
+                       for p in anchors):
+                continue
+            if not _compatible(o, f, dim) or (len(anchors) == 1 and not self._name_ok(raw, name)):
+                continue
+            out.append(name)
+        return out
+
+    def _name_ok(self, a: str, b: str) -> bool:
+        """Two labels are not unlike: some name evidence, or the text encoder finds them at least
+        SLOT_COSINE alike (no encoder: no objection)."""
+        if name_evidence(a, b)[0] >= MIN_NAME:
+            return True
+        va, vb = self._label_vec(a), self._label_vec(b)
+        return va is None or vb is None or float(va @ vb) >= SLOT_COSINE
+
+    def _counterparts(self, usual: set[str], unknown: Sequence[Observation]) -> float:
+        """The share of `unknown` observations that look like one of the `usual` fields (same kind,
+        unit or dimension, value in range, names not unlike): how much a round of new labels
+        resembles a record of the kind these fields come in."""
+        if not unknown:
+            return 0.0
+        hits = 0
+        for x in unknown:
+            dim = _dimension(x.unit)
+            if any(g in self._fields and self._fields[g].kind == x.value_kind and _compatible(x, self._fields[g], dim)
+                   and self._name_ok(x.attribute, g) for g in usual):
+                hits += 1
+        return hits / len(unknown)
+
+
+def _compatible(o: Observation, f: _Field, dim: str | None) -> bool:
+    """The observation could be a value of f: the same unit or dimension (or neither has a unit) and,
+    for numbers, a value inside f's range widened by its width (or a quarter of its size)."""
+    if o.unit:
+        if not f.units or not (o.unit in f.units or (dim and dim == f.dimension)):
+            return False
+    elif f.units:
+        return False
+    if o.value_kind == "number" and o.number is not None and f.vmin is not None and f.vmax is not None:
+        lo, hi = f.vmin, f.vmax
+        w = max(hi - lo, 0.25 * max(abs(lo), abs(hi)), 1e-9)
+        if not (lo - w <= o.number <= hi + w):
+            return False
+    return True
 
 
 def _insert(con, sql: str, rows: Sequence[tuple], width: int, extra: str | None = None) -> None:

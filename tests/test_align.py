@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import json
+import zlib
 from datetime import datetime, timedelta
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from conftest import FakeImageEncoder, FakeOCR, HashEmbedder
@@ -320,3 +322,65 @@ def test_new_companions_that_are_not_the_fields_usual_ones_keep_a_label_apart(st
     # another stream's first round: "moves" is new, "rtg" abbreviates "rating" with a word less
     out = al.align(5, [num("moves", 79), num("rtg", 1474)])
     assert [o.attribute for o in out] == ["moves", "rtg"]
+
+
+def test_a_word_written_as_its_initial_is_weak_name_evidence():
+    assert name_evidence("soil_t", "soil_temp") == (0.6, "a word shortened to its initial")
+    assert name_evidence("t_max", "temp_max")[0] == 0.6
+    # every word an initial, or nothing written out in both: no evidence
+    assert name_evidence("s_t", "soil_temp")[0] < 0.6
+    assert name_evidence("x", "xylophone")[0] == 0.0
+
+
+def test_new_labels_beside_only_new_labels_are_judged_by_all_of_them_in_any_order(store):
+    al = FieldAligner(store.con, DEFAULT)
+    for i in range(1, 5):
+        al.align(i, [num("temperature", 20 + i, "°C"), num("humidity", 40 + i, "%")])
+    # the label with weak name evidence comes first, the unlike new label after it: still apart
+    out = al.align(5, [num("room_temperature", 22, "°C"), num("co2", 400, "ppm")])
+    assert [o.attribute for o in out] == ["room_temperature", "co2"]
+
+
+def test_a_second_device_fills_the_places_of_a_known_record(store):
+    # station A prints "air temp" and "rainfall"; station B "air t" and "precipitation": no spelling
+    # links the second pair, the record does (the one place left beside air temp, in mm, in range)
+    al = FieldAligner(store.con, DEFAULT)
+    for i in range(1, 6):
+        al.align(i, [num("air_temp", 10 + i, "°C"), num("rainfall", 2.0 + i, "mm")])
+    out = al.align(6, [num("air_t", 12.5, "°C"), num("precipitation", 4.2, "mm")])
+    assert [o.attribute for o in out] == ["air_temp", "rainfall"]
+    al.flush()
+    ev = json.loads(store.con.execute("SELECT evidence FROM field_aliases WHERE raw_attribute = "
+                                      "'precipitation'").fetchone()[0])
+    assert "place of rainfall" in ev["reason"]
+
+
+def test_no_place_is_filled_when_two_fit(store):
+    al = FieldAligner(store.con, DEFAULT)
+    for i in range(1, 6):
+        al.align(i, [num("air_temp", 10 + i, "°C"), num("rainfall", 2.0 + i, "mm"), num("snow", 1.0 + i, "mm")])
+    out = al.align(6, [num("air_t", 12.5, "°C"), num("precipitation", 4.2, "mm")])  # two places in mm
+    assert [o.attribute for o in out] == ["air_temp", "precipitation"]
+
+
+def test_no_place_is_filled_out_of_range_or_in_another_unit(store):
+    al = FieldAligner(store.con, DEFAULT)
+    for i in range(1, 6):
+        al.align(i, [num("air_temp", 10 + i, "°C"), num("rainfall", 2.0 + i, "mm")])
+    # 400 mm is far outside 3-7 mm; a value in hours is not a rainfall
+    assert al.align(6, [num("air_temp", 12, "°C"), num("precipitation", 400, "mm")])[1].attribute == "precipitation"
+    assert al.align(7, [num("air_temp", 12, "°C"), num("sunshine", 4, "h")])[1].attribute == "sunshine"
+
+
+def test_a_record_that_shares_one_label_and_a_shape_stays_apart(store):
+    class Far(HashEmbedder):  # an encoder that finds no two different labels alike
+        def encode(self, texts):
+            return np.array([np.random.default_rng(zlib.crc32(t.encode())).standard_normal(384) for t in texts])
+
+    al = FieldAligner(store.con, DEFAULT, encoder=Far())
+    for i in range(1, 6):  # greenhouse records: temperature, germination (%), light (min)
+        al.align(i, [num("temperature", 20 + i, "°C"), num("germination", 40 + i, "%"),
+                     num("light_duration", 300 + i, "min")])
+    # compost records print "temperature" too, with a % and a min of their own and unlike names
+    out = al.align(6, [num("temperature", 24, "°C"), num("moisture", 45, "%"), num("turning_duration", 302, "min")])
+    assert [o.attribute for o in out] == ["temperature", "moisture", "turning_duration"]

@@ -69,6 +69,8 @@ W_NAME, W_UNIT, W_RANGE, W_COMPANIONS, W_TEXT = 0.5, 0.15, 0.1, 0.15, 0.1
 MIN_NAME = 0.5  # a merge needs at least this much name evidence: structure alone never merges
 COMPANION_SHARE = 0.25  # a field g is f's usual companion when it was in >= 25% of f's rounds
 SLOT_SHARE = 0.5  # a field is a place to fill beside p when it was in >= half of p's rounds
+SENSE_MARK = "~"  # "duration~2": the field "duration" of a second kind of record (its column is "duration")
+MAX_SENSES = 3
 SLOT_NAME = 0.55  # name evidence a value gets for filling the one such place (structure, no spelling)
 SLOT_COSINE = 0.35  # below this label similarity two names are unlike (MiniLM: "hydration"/"rise" 0.25,
 #                     "rest duration"/"proof duration" 0.5, "precipitation"/"rainfall" 0.83)
@@ -367,13 +369,15 @@ class FieldAligner:
         extractor's name). New raw attributes are decided here, with the evidence so far; the
         round then updates every touched field's statistics. Pure in-memory until `flush()`."""
         raws = list(dict.fromkeys(o.attribute for o in observations))
-        present: dict[str, str] = {}  # field -> the raw attribute that brought it into this round
-        for raw in raws:  # known attributes first: they are the companions new ones are judged by
-            f = self._alias.get(raw)
-            if f is not None and f in self._fields:
-                present.setdefault(f, raw)
         firsts = {o.attribute: o for o in reversed(observations)}
         created: set[str] = set()
+        # a known label in a record of another kind means another field of that name (a sense)
+        sense = self._senses(round_order, raws, firsts, created) if self.config.field_alignment else {}
+        present: dict[str, str] = {}  # field -> the raw attribute that brought it into this round
+        for raw in raws:  # known attributes first: they are the companions new ones are judged by
+            f = sense.get(raw, self._alias.get(raw))
+            if f is not None and f in self._fields:
+                present.setdefault(f, raw)
         by_raw: dict[str, list[Observation]] = {}
         for o in observations:
             by_raw.setdefault(o.attribute, []).append(o)
@@ -387,7 +391,7 @@ class FieldAligner:
             if not self.config.field_alignment:
                 best, score, ev = None, 0.0, {"reason": "field alignment off"}
             else:
-                seen = {f: [x for r2, t in self._alias.items() if t == f for x in by_raw.get(r2, ())]
+                seen = {f: [x for r2 in raws if sense.get(r2, self._alias.get(r2)) == f for x in by_raw.get(r2, ())]
                         for f in present}
                 # the round's other labels that bring no history: not aligned yet, or just started a field
                 unknown = [firsts[r] for r in raws if r != raw
@@ -412,7 +416,7 @@ class FieldAligner:
         # a second raw attribute mapped to a field already present in this round keeps its own
         # field only when decided now (the veto above); known aliases that collide in one round
         # (an older decision) both fill the field: the first observation wins in the table
-        out = [replace(o, attribute=self._alias[o.attribute], raw_attribute=o.attribute)
+        out = [replace(o, attribute=sense.get(o.attribute, self._alias[o.attribute]), raw_attribute=o.attribute)
                for o in observations]
         self._observe(out, text_vector)
         return out
@@ -568,6 +572,57 @@ class FieldAligner:
                                       "text": round(text_s, 3)})
         return best
 
+
+    def _senses(self, round_order: int, raws: Sequence[str], firsts: Mapping[str, Observation],
+                created: set[str]) -> dict[str, str]:
+        """Known labels of this round that belong to a record of another kind than their field's:
+        raw -> the field of that name for this kind of record ("duration" beside km and L/100km is
+        not the "duration" beside a price and a programme). A field's kinds of record are told apart
+        by its usual companions; a label gets a field of its own kind of record (named "<field>~2")
+        when the round's other fields, known ones or all new ones, are nothing like its field's
+        companions. Fields with fewer than three rounds or no usual companions are not split."""
+        known = {r: self._alias[r] for r in raws if r in self._alias and self._alias[r] in self._fields}
+        if not known:
+            return {}
+        unknown = [firsts[r] for r in raws if r not in known]
+        out: dict[str, str] = {}
+        for raw, f in known.items():
+            base = f.split(SENSE_MARK)[0]
+            family = [base] + [g for g in self._fields if g.startswith(base + SENSE_MARK)]
+            others = {g for r, g in known.items() if r != raw and g.split(SENSE_MARK)[0] != base}
+            if not others and not unknown:
+                continue
+
+            def fit(g: str) -> float:
+                fg = self._fields[g]
+                usual = {c for c, n in fg.companions.items() if n >= COMPANION_SHARE * max(1, fg.rounds)}
+                if others:
+                    return len({o.split(SENSE_MARK)[0] for o in others} & {u.split(SENSE_MARK)[0] for u in usual}) \
+                        / len(others)
+                return self._counterparts(usual, unknown)
+
+            scores = {g: fit(g) for g in family if g in self._fields}
+            best = max(scores, key=lambda g: (scores[g], g == f))
+            if scores[best] > 0:
+                if best != f:
+                    out[raw] = best
+                continue
+            fb = self._fields[f]
+            if fb.rounds < 3 or not any(n >= COMPANION_SHARE * fb.rounds for n in fb.companions.values()):
+                continue
+            if others and not all(self._fields[g].rounds >= 2 for g in others):
+                continue
+            if len(family) >= MAX_SENSES:
+                continue
+            name = f"{base}{SENSE_MARK}{len(family) + 1}"
+            self._fields[name] = _Field(name, fb.kind, round_order)
+            created.add(name)
+            beside = sorted(others) or sorted(x.attribute for x in unknown)
+            self._new_aliases.append(Alignment(name, name, round_order, 0.0, {
+                "reason": f"{raw} in a record of another kind (beside {', '.join(beside[:4])}), "
+                          f"not like the records of {f}", "sense_of": f}))
+            out[raw] = name
+        return out
 
     def _slots(self, raw: str, o: Observation, present: Mapping[str, str], round_fields: set[str],
                unknown: Sequence[Observation] = ()) -> list[str]:

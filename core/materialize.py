@@ -275,7 +275,7 @@ def rule_table_name(attributes: Sequence[str]) -> str:
 
 def _rule_stem(attributes: Sequence[str]) -> tuple[str, bool]:
     """(name stem, whether it is made of words that recur across attribute names)."""
-    attrs = sorted(attributes)
+    attrs = sorted({a.split("~")[0] for a in attributes})  # "duration~2" is a "duration" too
     counts: Counter = Counter()
     first: dict[str, tuple[int, int]] = {}
     for i, a in enumerate(attrs):
@@ -375,6 +375,8 @@ def name_from_words(attributes: Sequence[str], words: RoundWords | None,
     soil_moisture in every sensor round -> moisture_log); else `rule_table_name`. Words the
     rounds use that no field carries ("dashboard", "before work") never name a table: they say how
     or when a record was made, not what it records."""
+    attributes = [a.split("~")[0] for a in attributes]
+    text_attributes = [a.split("~")[0] for a in text_attributes]
     rule = rule_table_name(attributes)
     stem, recurring = _rule_stem(attributes)
     if recurring:
@@ -392,8 +394,9 @@ def name_from_words(attributes: Sequence[str], words: RoundWords | None,
 
 
 def column_name(attribute: str, taken: set[str]) -> str:
-    """The column for an attribute: the attribute itself when it is a valid, free identifier."""
-    base = sanitize(attribute, fallback="value")
+    """The column for an attribute: the attribute itself when it is a valid, free identifier (a
+    field of a second kind of record, "duration~2", is the column "duration" of its table)."""
+    base = sanitize(attribute.split("~")[0], fallback="value")
     if base in {c.name for c in CONTRACT_COLUMNS} or base == PROVENANCE_COLUMN:
         base = f"{base}_value"
     name, i = base, 2

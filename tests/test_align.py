@@ -383,4 +383,13 @@ def test_a_record_that_shares_one_label_and_a_shape_stays_apart(store):
                      num("light_duration", 300 + i, "min")])
     # compost records print "temperature" too, with a % and a min of their own and unlike names
     out = al.align(6, [num("temperature", 24, "°C"), num("moisture", 45, "%"), num("turning_duration", 302, "min")])
-    assert [o.attribute for o in out] == ["temperature", "moisture", "turning_duration"]
+    # its temperature is a field of its own kind of record, not the greenhouse's
+    assert [o.attribute for o in out] == ["temperature~2", "moisture", "turning_duration"]
+    assert [o.raw_attribute for o in out][0] == "temperature"
+    # later records of either kind find their own temperature by the company it keeps
+    out = al.align(7, [num("moisture", 50, "%"), num("temperature", 30, "°C")])
+    assert [o.attribute for o in out] == ["moisture", "temperature~2"]
+    out = al.align(8, [num("germination", 44, "%"), num("temperature", 22, "°C")])
+    assert [o.attribute for o in out] == ["germination", "temperature"]
+    # a mention alone is the field it always was
+    assert al.align(9, [num("temperature", 21, "°C")])[0].attribute == "temperature"

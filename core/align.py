@@ -384,12 +384,16 @@ class FieldAligner:
         new = [r for r in raws if not (r in self._alias and self._alias[r] in self._fields)]
         if new and self.encoder is not None and self.config.field_alignment:
             self._encode_labels(new + list(self._fields))
+        joint = self._joint_record([firsts[r] for r in new]) if self.config.field_alignment and not any(
+            self._fields[f].kind == "number" for f in present) else {}
         for raw in raws:
             if raw in self._alias and self._alias[raw] in self._fields:
                 continue
             o = firsts[raw]
             if not self.config.field_alignment:
                 best, score, ev = None, 0.0, {"reason": "field alignment off"}
+            elif raw in joint:
+                best, score, ev = joint[raw]
             else:
                 seen = {f: [x for r2 in raws if sense.get(r2, self._alias.get(r2)) == f for x in by_raw.get(r2, ())]
                         for f in present}
@@ -580,11 +584,15 @@ class FieldAligner:
         not the "duration" beside a price and a programme). A field's kinds of record are told apart
         by its usual companions; a label gets a field of its own kind of record (named "<field>~2")
         when the round's other fields, known ones or all new ones, are nothing like its field's
-        companions. Fields with fewer than three rounds or no usual companions are not split."""
-        known = {r: self._alias[r] for r in raws if r in self._alias and self._alias[r] in self._fields}
+        companions. Only numbers are split, and only numbers are the company: dates, codes and names
+        come with records of any kind. Fields with fewer than three rounds or no usual companions
+        (numbers) are not split."""
+        # quantities say what kind of record a round is; dates, codes and names come with any kind
+        known = {r: self._alias[r] for r in raws if r in self._alias and self._alias[r] in self._fields
+                 and self._fields[self._alias[r]].kind == "number"}
         if not known:
             return {}
-        unknown = [firsts[r] for r in raws if r not in known]
+        unknown = [firsts[r] for r in raws if r not in self._alias and firsts[r].value_kind == "number"]
         out: dict[str, str] = {}
         for raw, f in known.items():
             base = f.split(SENSE_MARK)[0]
@@ -595,7 +603,8 @@ class FieldAligner:
 
             def fit(g: str) -> float:
                 fg = self._fields[g]
-                usual = {c for c, n in fg.companions.items() if n >= COMPANION_SHARE * max(1, fg.rounds)}
+                usual = {c for c, n in fg.companions.items() if n >= COMPANION_SHARE * max(1, fg.rounds)
+                         and c in self._fields and self._fields[c].kind == "number"}
                 if others:
                     return len({o.split(SENSE_MARK)[0] for o in others} & {u.split(SENSE_MARK)[0] for u in usual}) \
                         / len(others)
@@ -608,7 +617,8 @@ class FieldAligner:
                     out[raw] = best
                 continue
             fb = self._fields[f]
-            if fb.rounds < 3 or not any(n >= COMPANION_SHARE * fb.rounds for n in fb.companions.values()):
+            if fb.rounds < 3 or not any(n >= COMPANION_SHARE * fb.rounds and c in self._fields
+                                        and self._fields[c].kind == "number" for c, n in fb.companions.items()):
                 continue
             if others and not all(self._fields[g].rounds >= 2 for g in others):
                 continue
@@ -623,6 +633,60 @@ class FieldAligner:
                           f"not like the records of {f}", "sense_of": f}))
             out[raw] = name
         return out
+
+    def _joint_record(self, unknown: Sequence[Observation]) -> dict[str, tuple[str, float, dict]]:
+        """A round whose quantities are all new labels, read as a known kind of record named another
+        way (a second till, app or device): raw -> (field, score, evidence) when every one of its
+        two or more new numbers has a place among one field's usual companions (one to one, same
+        unit and range, names not unlike), at least one pair is close in meaning or spelling, and
+        no other kind of record fits as well. Else nothing."""
+        nums = [x for x in unknown if x.value_kind == "number"]
+        if len(nums) < 2:
+            return {}
+        fits: dict[frozenset, dict[str, str]] = {}
+        for g, fg in self._fields.items():
+            if fg.kind != "number" or fg.rounds < 3 or SENSE_MARK in g and g.split(SENSE_MARK)[0] in fits:
+                continue
+            group = {g} | {c for c, n in fg.companions.items() if n >= SLOT_SHARE * fg.rounds
+                           and c in self._fields and self._fields[c].kind == "number"}
+            if len(group) < len(nums) or frozenset(group) in fits:
+                continue
+            pairs = self._assign(nums, group)
+            if pairs is not None:
+                fits[frozenset(group)] = pairs
+        if len(fits) != 1:
+            return {}
+        pairs = next(iter(fits.values()))
+        closeness = {raw: max(name_evidence(raw, f)[0], self._cosine(raw, f)) for raw, f in pairs.items()}
+        if max(closeness.values()) < 0.55:
+            return {}
+        beside = ", ".join(f"{r} as {f}" for r, f in pairs.items())
+        return {raw: (f, round(0.5 * SLOT_NAME + 0.5, 3),
+                      {"reason": f"the round's quantities read as a known kind of record ({beside})",
+                       "name": round(closeness[raw], 3)}) for raw, f in pairs.items()}
+
+    def _assign(self, nums: Sequence[Observation], group: set[str]) -> dict[str, str] | None:
+        """A one-to-one placing of the observations into the group's fields, each compatible and not
+        unlike by name, when exactly one such placing exists per observation (else None)."""
+        options = {}
+        for x in nums:
+            dim = _dimension(x.unit)
+            opts = [g for g in group if _compatible(x, self._fields[g], dim) and not contrasting(x.attribute, g)
+                    and self._name_ok(x.attribute, g)]
+            if not opts:
+                return None
+            options[x.attribute] = opts
+        out: dict[str, str] = {}
+        for raw in sorted(options, key=lambda r: len(options[r])):  # the most constrained first
+            free = [g for g in options[raw] if g not in out.values()]
+            if len(free) != 1:
+                return None  # none left, or a choice the record does not settle
+            out[raw] = free[0]
+        return out
+
+    def _cosine(self, a: str, b: str) -> float:
+        va, vb = self._label_vec(a), self._label_vec(b)
+        return float(va @ vb) if va is not None and vb is not None else 0.0
 
     def _slots(self, raw: str, o: Observation, present: Mapping[str, str], round_fields: set[str],
                unknown: Sequence[Observation] = ()) -> list[str]:
@@ -679,16 +743,19 @@ class FieldAligner:
 
 def _compatible(o: Observation, f: _Field, dim: str | None) -> bool:
     """The observation could be a value of f: the same unit or dimension (or neither has a unit) and,
-    for numbers, a value inside f's range widened by its width (or a quarter of its size)."""
+    for numbers, a value inside f's range widened by half its width and a tenth of its size (and, for
+    positive fields, within half the lowest and twice the highest value)."""
     if o.unit:
         if not f.units or not (o.unit in f.units or (dim and dim == f.dimension)):
             return False
     elif f.units:
         return False
     if o.value_kind == "number" and o.number is not None and f.vmin is not None and f.vmax is not None:
-        lo, hi = f.vmin, f.vmax
-        w = max(hi - lo, 0.25 * max(abs(lo), abs(hi)), 1e-9)
-        if not (lo - w <= o.number <= hi + w):
+        lo, hi, x = f.vmin, f.vmax, o.number
+        w = 0.5 * (hi - lo) + 0.1 * max(abs(lo), abs(hi)) + 1e-9
+        if not (lo - w <= x <= hi + w):
+            return False
+        if lo > 0 and not (lo / 2 <= x <= 2 * hi):  # a price per litre is no total of 26-85
             return False
     return True
 

@@ -347,12 +347,15 @@ def test_a_second_device_fills_the_places_of_a_known_record(store):
     al = FieldAligner(store.con, DEFAULT)
     for i in range(1, 6):
         al.align(i, [num("air_temp", 10 + i, "°C"), num("rainfall", 2.0 + i, "mm")])
-    out = al.align(6, [num("air_t", 12.5, "°C"), num("precipitation", 4.2, "mm")])
+    out = al.align(6, [num("air_temp", 12.5, "°C"), num("precipitation", 4.2, "mm")])
     assert [o.attribute for o in out] == ["air_temp", "rainfall"]
     al.flush()
     ev = json.loads(store.con.execute("SELECT evidence FROM field_aliases WHERE raw_attribute = "
                                       "'precipitation'").fetchone()[0])
     assert "place of rainfall" in ev["reason"]
+    # both labels new: the record as a whole is read as the station's
+    out = al.align(7, [num("air_t", 12.5, "°C"), num("rain_gauge", 4.2, "mm")])
+    assert [o.attribute for o in out] == ["air_temp", "rainfall"]
 
 
 def test_no_place_is_filled_when_two_fit(store):
@@ -393,3 +396,25 @@ def test_a_record_that_shares_one_label_and_a_shape_stays_apart(store):
     assert [o.attribute for o in out] == ["germination", "temperature"]
     # a mention alone is the field it always was
     assert al.align(9, [num("temperature", 21, "°C")])[0].attribute == "temperature"
+
+
+def test_a_second_desk_naming_every_quantity_its_own_way(store):
+    class Loose(HashEmbedder):  # every two labels somewhat alike (cosine about 0.4), none close
+        def encode(self, texts):
+            shared = np.ones(384) / np.sqrt(384)
+            out = []
+            for t in texts:
+                r = np.random.default_rng(zlib.crc32(t.encode())).standard_normal(384)
+                out.append(np.sqrt(0.4) * shared + np.sqrt(0.6) * r / np.linalg.norm(r))
+            return np.array(out)
+
+    al = FieldAligner(store.con, DEFAULT, encoder=Loose())
+    for i in range(1, 5):  # a library's loans desk: books lent, returned (counts), fines (EUR)
+        al.align(i, [num("books_lent", 40 + i), num("returned", 6 + i), num("fines", 12.0 + i, "EUR")])
+    # the new desk prints "lent", "handed over" and "penalties": one close name, the rest placed by unit and range
+    out = al.align(5, [num("lent", 44), num("handed_over", 8), num("penalties", 13.5, "EUR")])
+    assert [o.attribute for o in out] == ["books_lent", "returned", "fines"]
+    # without one close name the shape alone is not enough
+    al2 = FieldAligner(store.con.cursor(), DEFAULT, encoder=Loose())
+    out = al2.align(6, [num("taken", 44), num("handed_over", 8), num("penalties", 13.5, "EUR")])
+    assert [o.attribute for o in out] == ["taken", "handed_over", "penalties"]

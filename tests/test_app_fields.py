@@ -245,6 +245,11 @@ def test_reason_text_in_plain_words():
     own = data.RawLabel("humidity", "humidity", (("Humidity", 3),), 3, 0.0, "", "auto", 1, {})
     assert "Names the field" in fieldview.reason_text(own)
     assert fieldview.labels_text((("Temp.", 12), ("temperature", 9))) == '"Temp." ×12, "temperature" ×9'
+    placed = data.RawLabel("precipitation", "rainfall", (("Precipitation", 4),), 4, 0.77,
+                           "fills the place of rainfall in a record beside air_temp", "auto", 6,
+                           {"reason": "fills the place of rainfall in a record beside air_temp", "name": 0.55})
+    assert "no name links them, but it fills the place of rainfall in a record beside air_temp" \
+        in fieldview.reason_text(placed)
 
 
 def test_filter_fields_puts_merged_first():

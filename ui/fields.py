@@ -18,6 +18,7 @@ _NAME_WHY = {
     "initials": "is the initials of",
     "a word more or less": "has a word more or less than",
     "similar spelling": "is spelled like",
+    "a word shortened to its initial": "writes a word of it as its initial, like",
 }
 
 
@@ -33,6 +34,8 @@ def columns_text(field: FieldView) -> str:
 def _name_part(reason: str, field: str, raw: str = "") -> str:
     """'abbreviation (soil_moisture)' -> 'its name is an abbreviation of soil_moisture'."""
     reason = reason.strip()
+    if reason.startswith(("fills the place of", "the round's quantities")):
+        return f"no name links them, but it {reason}"  # structure: a place in a known kind of record
     if reason.startswith("similar meaning"):
         return f"its name means much the same as the field's {reason[len('similar meaning'):].strip()}".strip()
     for key, words in _NAME_WHY.items():

@@ -333,22 +333,23 @@ class FieldAligner:
     Writes happen in the caller's transaction when `flush()` is called.
     """
 
-    def __init__(self, con, config: Config = DEFAULT, encoder: TextEncoder | None = None):
+    def __init__(self, con, config: Config = DEFAULT, encoder: TextEncoder | None = None, *, load: bool = True):
+        """`load=False`: start with no fields and aliases (recounting statistics from observations)."""
         self.con = getattr(con, "con", con)
         self.config = config
         self.encoder = encoder
         self._fields: dict[str, _Field] = {}
         self._alias: dict[str, str] = {}
-        self._pinned: set[str] = set()
         self._dirty_fields: set[str] = set()
         self._new_aliases: list[Alignment] = []
         self._label_vecs: dict[str, np.ndarray] = {}
+        if not load:
+            return
         for name, data in self.con.execute("SELECT field, stats FROM fields").fetchall():
             self._fields[name] = _Field.from_json(name, data)
-        for raw, fld, by in self.con.execute("SELECT raw_attribute, field, decided_by FROM field_aliases").fetchall():
+        # a person's decisions (decided_by = 'user') are rows like any other: later builds read them here
+        for raw, fld in self.con.execute("SELECT raw_attribute, field FROM field_aliases").fetchall():
             self._alias[raw] = fld
-            if by == "user":
-                self._pinned.add(raw)
 
     # ------------------------------------------------------------------ public
     def field_of(self, raw_attribute: str) -> str | None:
@@ -819,15 +820,18 @@ def _set_alias(con, raw: str, target: str, evidence: dict, kind: str, previous: 
         "decided_by = 'user'", [raw, target, json.dumps(evidence)])
     con.execute("INSERT INTO field_events VALUES ((SELECT coalesce(max(round_order), 0) FROM rounds), ?, ?, ?, ?, "
                 "1.0, ?, now())", [kind, raw, target, previous, json.dumps(evidence)])
-    con.execute("UPDATE observations SET attribute = ? WHERE coalesce(raw_attribute, attribute) = ?", [target, raw])
+    con.execute(f"UPDATE observations SET attribute = ? WHERE {_observations_of(raw)}", [target, raw])
+
+
+def _observations_of(raw: str) -> str:
+    """SQL condition (one parameter: raw) for the observations a raw attribute stands for: those the
+    extractor named so, or, for a field of a second kind of record ("duration~2"), those in it."""
+    return "attribute = ?" if SENSE_MARK in raw else "coalesce(raw_attribute, attribute) = ?"
 
 
 def _recompute_fields(con) -> None:
     """Field statistics from the stored observations (after a user decision rewrote them)."""
-    aligner = FieldAligner.__new__(FieldAligner)
-    aligner.con, aligner.config, aligner.encoder = con, DEFAULT, None
-    aligner._fields, aligner._alias, aligner._pinned = {}, {}, set()
-    aligner._dirty_fields, aligner._new_aliases, aligner._label_vecs = set(), [], {}
+    aligner = FieldAligner(con, DEFAULT, None, load=False)
     rows = con.execute(
         "SELECT r.round_order, o.attribute, o.raw_value, o.number, o.unit, o.value_kind FROM observations o "
         "JOIN rounds r ON r.round_id = o.round_id ORDER BY r.round_order, o.seq").fetchall()
@@ -883,25 +887,17 @@ def merge_fields(store, raw_attribute: str, into: str, config: Config = DEFAULT,
         if con.execute("SELECT 1 FROM fields WHERE field = ?", [into]).fetchone() is None:
             raise KeyError(f"no field {into!r} in this memory")
         kinds = {k for (k,) in con.execute(
-            "SELECT DISTINCT value_kind FROM observations WHERE coalesce(raw_attribute, attribute) = ? "
+            f"SELECT DISTINCT value_kind FROM observations WHERE {_observations_of(raw_attribute)} "
             "OR attribute = ?", [raw_attribute, into]).fetchall()}
         if len(kinds) > 1:
             raise ValueError(f"{raw_attribute!r} and {into!r} hold different kinds of values ({', '.join(sorted(kinds))})")
         both = con.execute(
-            "SELECT count(*) FROM (SELECT round_id FROM observations WHERE coalesce(raw_attribute, attribute) = ? "
-            "INTERSECT SELECT round_id FROM observations WHERE attribute = ? "
-            "AND coalesce(raw_attribute, attribute) <> ?)", [raw_attribute, into, raw_attribute]).fetchone()[0]
+            f"SELECT count(*) FROM (SELECT round_id FROM observations WHERE {_observations_of(raw_attribute)} "
+            f"INTERSECT SELECT round_id FROM observations WHERE attribute = ? AND NOT ({_observations_of(raw_attribute)}))",
+            [raw_attribute, into, raw_attribute]).fetchone()[0]
         if both:
             raise ValueError(f"{raw_attribute!r} and {into!r} were both recorded in {both} round(s): "
                              "two quantities of one record are never one field")
         _set_alias(con, raw_attribute, into, {"reason": "merged by the user"}, "merge", row[0])
         _recompute_fields(con)
         return rebuild(store, config, llm=llm)
-
-
-def alignment_events(con) -> list[dict]:
-    """The alignment log in order: round, kind (new field, alias, undo, merge), raw attribute, field."""
-    con = getattr(con, "con", con)
-    cols = ["round_order", "kind", "raw_attribute", "field", "previous", "score", "evidence", "logged_at"]
-    return [dict(zip(cols, r)) for r in con.execute(
-        "SELECT * FROM field_events ORDER BY round_order, logged_at").fetchall()]

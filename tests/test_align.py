@@ -418,3 +418,43 @@ def test_a_second_desk_naming_every_quantity_its_own_way(store):
     al2 = FieldAligner(store.con.cursor(), DEFAULT, encoder=Loose())
     out = al2.align(6, [num("taken", 44), num("handed_over", 8), num("penalties", 13.5, "EUR")])
     assert [o.attribute for o in out] == ["taken", "handed_over", "penalties"]
+
+
+def _two_kinds(folder: Path, n: int = 8) -> Path:
+    """A chess player's log: games ("Duration: … min, Moves: …") and, from the fourth day, puzzle
+    practice too ("Duration: … min, Puzzles: …"), both printing "Duration"."""
+    sessions = []
+    start = datetime(2026, 5, 1, 19, 0)
+    for s in range(1, n + 4):
+        t = start + timedelta(days=s)
+        rounds = [{"round": f"S{s}:R1", "time": t.isoformat(), "user": f"Game done. Duration: {40 + s} min, "
+                   f"Moves: {30 + 2 * s}", "assistant": "Logged."}]
+        if s > 3:
+            rounds.append({"round": f"S{s}:R2", "time": (t + timedelta(hours=1)).isoformat(),
+                           "user": f"Practice done. Duration: {15 + s} min, Puzzles: {10 + s}", "assistant": "Noted."})
+        sessions.append({"session_id": f"S{s}", "date": t.date().isoformat(), "dialogues": rounds})
+    path = folder / "chess.json"
+    path.write_text(json.dumps({"character_profile": {}, "multi_session_dialogues": sessions,
+                                "human-annotated QAs": []}))
+    return path
+
+
+def test_a_label_two_kinds_of_record_share_is_a_column_of_each_table(tmp_path):
+    with Store(tmp_path / "m.duckdb") as s:
+        build(s, read_file(_two_kinds(tmp_path)), _deps(), DEFAULT)
+        tables = {}
+        for name, cols in s.con.execute("SELECT table_name, columns FROM schemas WHERE table_name IS NOT NULL").fetchall():
+            tables[name] = {c["name"]: c["attribute"] for c in json.loads(cols)}
+        games = next(t for t, c in tables.items() if "moves" in c)
+        practice = next(t for t, c in tables.items() if "puzzles" in c)
+        assert games != practice and "duration" in tables[games] and "duration" in tables[practice]
+        g = [r[0] for r in s.con.execute(f'SELECT duration FROM "{games}" ORDER BY round_order').fetchall()]
+        p = [r[0] for r in s.con.execute(f'SELECT duration FROM "{practice}" ORDER BY round_order').fetchall()]
+        # every game's duration in the games table, every practice's in the other: no mixing
+        assert sorted(g) == [40.0 + i for i in range(1, 12)] and sorted(p) == [15.0 + i for i in range(4, 12)]
+        second = tables[practice]["duration"] if "~" in tables[practice]["duration"] else tables[games]["duration"]
+        assert "~" in second
+        # a person can join the two by hand: the observations are rewritten, one field remains
+        merge_fields(s, second, "duration", DEFAULT)
+        assert s.con.execute("SELECT count(*) FROM observations WHERE attribute = ?", [second]).fetchone()[0] == 0
+        assert s.con.execute("SELECT count(*) FROM observations WHERE attribute = 'duration'").fetchone()[0] == 19

@@ -385,8 +385,9 @@ class FieldAligner:
         new = [r for r in raws if not (r in self._alias and self._alias[r] in self._fields)]
         if new and self.encoder is not None and self.config.field_alignment:
             self._encode_labels(new + list(self._fields))
+        # a round with no known quantity (a field just split off by kind of record has no history)
         joint = self._joint_record([firsts[r] for r in new]) if self.config.field_alignment and not any(
-            self._fields[f].kind == "number" for f in present) else {}
+            self._fields[f].kind == "number" for f in present if f not in created) else {}
         for raw in raws:
             if raw in self._alias and self._alias[raw] in self._fields:
                 continue
@@ -673,7 +674,7 @@ class FieldAligner:
         for x in nums:
             dim = _dimension(x.unit)
             opts = [g for g in group if _compatible(x, self._fields[g], dim) and not contrasting(x.attribute, g)
-                    and self._name_ok(x.attribute, g)]
+                    and self._name_ok(x, g)]
             if not opts:
                 return None
             options[x.attribute] = opts
@@ -714,14 +715,18 @@ class FieldAligner:
             if not all(self._fields[p].companions.get(name, 0) >= SLOT_SHARE * max(1, self._fields[p].rounds)
                        for p in anchors):
                 continue
-            if not _compatible(o, f, dim) or (len(anchors) == 1 and not self._name_ok(raw, name)):
+            if not _compatible(o, f, dim) or (len(anchors) == 1 and not self._name_ok(o, name)):
                 continue
             out.append(name)
         return out
 
-    def _name_ok(self, a: str, b: str) -> bool:
-        """Two labels are not unlike: some name evidence, or the text encoder finds them at least
-        SLOT_COSINE alike (no encoder: no objection)."""
+    def _name_ok(self, o: Observation, b: str) -> bool:
+        """The observation's label and the field's name are not unlike: some name evidence, or the
+        text encoder finds them at least SLOT_COSINE alike. No objection without an encoder, nor for
+        a value nobody labelled (the extractor named it by its unit: "mass" for "39.6 kg")."""
+        a = o.attribute
+        if not o.label and all(w in MEASURE_WORDS for w in words_of(a)):
+            return True
         if name_evidence(a, b)[0] >= MIN_NAME:
             return True
         va, vb = self._label_vec(a), self._label_vec(b)
@@ -737,7 +742,7 @@ class FieldAligner:
         for x in unknown:
             dim = _dimension(x.unit)
             if any(g in self._fields and self._fields[g].kind == x.value_kind and _compatible(x, self._fields[g], dim)
-                   and self._name_ok(x.attribute, g) for g in usual):
+                   and self._name_ok(x, g) for g in usual):
                 hits += 1
         return hits / len(unknown)
 

@@ -458,3 +458,16 @@ def test_a_label_two_kinds_of_record_share_is_a_column_of_each_table(tmp_path):
         merge_fields(s, second, "duration", DEFAULT)
         assert s.con.execute("SELECT count(*) FROM observations WHERE attribute = ?", [second]).fetchone()[0] == 0
         assert s.con.execute("SELECT count(*) FROM observations WHERE attribute = 'duration'").fetchone()[0] == 19
+
+
+def test_a_value_nobody_labelled_does_not_make_its_record_another_kind(store):
+    class Far(HashEmbedder):
+        def encode(self, texts):
+            return np.array([np.random.default_rng(zlib.crc32(t.encode())).standard_normal(384) for t in texts])
+
+    al = FieldAligner(store.con, DEFAULT, encoder=Far())
+    for i in range(1, 5):  # parcels: items and the parcel's weight
+        al.align(i, [num("items", 3 + i), num("parcel_weight", 2.0 + i, "kg")])
+    # "5 items, 4.1 kg": the weight has no label, so the extractor named it by its unit
+    out = al.align(5, [num("items", 5), Observation("S1:R5", "mass", "4.1 kg", 4.1, "kg", "number")])
+    assert out[0].attribute == "items"

@@ -19,6 +19,7 @@ MB = 1024 * 1024
 STAGE_LABELS = {
     "store": "Rounds stored", "ocr": "Images OCR'd", "embed": "Texts and images embedded",
     "rounds": "Rounds processed (observations, schemas, episodes)",
+    "realign": "Fields re-aligned (one kind of record named two ways)",
 }
 IMAGE_TYPES = ["png", "jpg", "jpeg", "webp", "gif", "bmp", "tif", "tiff"]
 

@@ -814,6 +814,53 @@ def field_report(con) -> list[FieldInfo]:
     return sorted(infos, key=lambda i: (-len(i.labels), -i.observations, i.name))
 
 
+@dataclass(frozen=True)
+class FieldStats:
+    """What the memory knows about one field, read-only (for late re-alignment and reports)."""
+
+    name: str
+    kind: str
+    unit: str | None
+    dimension: str | None
+    vmin: float | None
+    vmax: float | None
+    rounds: int
+    companions: Mapping[str, int]
+
+
+def field_stats(con) -> dict[str, FieldStats]:
+    """Every field's statistics as stored in `fields`."""
+    con = getattr(con, "con", con)
+    out = {}
+    for name, data in con.execute("SELECT field, stats FROM fields").fetchall():
+        f = _Field.from_json(name, data)
+        out[name] = FieldStats(name, f.kind, f.unit, f.dimension, f.vmin, f.vmax, f.rounds, dict(f.companions))
+    return out
+
+
+def join_field(con, source: str, target: str, evidence: Mapping[str, object], score: float) -> list[str]:
+    """Move the field `source` into `target` as an automatic decision (a person can undo it label by
+    label): every raw attribute aliased to `source` now names `target`, its observations are
+    rewritten, and the change is logged (kind "realign"). Field statistics and analytic tables are
+    the caller's to recompute (`recompute_field_stats`, core.analytic.rebuild). Returns the raw
+    attributes moved."""
+    con = getattr(con, "con", con)
+    raws = [r for (r,) in con.execute("SELECT raw_attribute FROM field_aliases WHERE field = ?", [source]).fetchall()]
+    ev = json.dumps(dict(evidence), default=str)
+    for raw in raws:
+        con.execute("UPDATE field_aliases SET field = ?, score = ?, evidence = ?, decided_by = 'auto' "
+                    "WHERE raw_attribute = ?", [target, score, ev, raw])
+        con.execute("INSERT INTO field_events VALUES ((SELECT coalesce(max(round_order), 0) FROM rounds), "
+                    "'realign', ?, ?, ?, ?, ?, now())", [raw, target, source, score, ev])
+    con.execute("UPDATE observations SET attribute = ? WHERE attribute = ?", [target, source])
+    return raws
+
+
+def recompute_field_stats(con) -> None:
+    """Recount every field's statistics from the stored observations (round texts kept)."""
+    _recompute_fields(getattr(con, "con", con))
+
+
 # ---------------------------------------------------------------------- user decisions
 def _set_alias(con, raw: str, target: str, evidence: dict, kind: str, previous: str | None) -> None:
     old = con.execute("SELECT evidence, score FROM field_aliases WHERE raw_attribute = ?", [raw]).fetchone()

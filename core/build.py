@@ -28,7 +28,7 @@ from .store import Store
 
 Progress = Callable[[str, int, int], None]  # (stage, done, total)
 
-STAGES = ("store", "ocr", "embed", "extract", "induce", "materialize", "hierarchy")
+STAGES = ("store", "ocr", "embed", "extract", "induce", "materialize", "realign", "hierarchy")
 
 
 class Extractor(Protocol):
@@ -226,6 +226,15 @@ def build(
             store.con.execute("UPDATE rounds SET processed = true WHERE round_id IN (SELECT unnest(?::VARCHAR[]))",
                               [[r.round_id for _, r in chunk]])
         timer.add("hierarchy", t0)  # the batch's end: episodes and topics written
+    if pending:
+        # the whole record structure is known now: one kind of record named two ways becomes one
+        from .realign import realign
+
+        t0 = time.perf_counter()
+        progress("realign", 0, 1)
+        realign(store, config, encoder=deps.text_encoder, llm=deps.llm)  # logged in field_events
+        progress("realign", 1, 1)
+        timer.add("realign", t0)
     t0 = time.perf_counter()
     with store.transaction():
         # the open episode gets a provisional topic so it shows in the tree; the next insert undoes it.

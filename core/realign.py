@@ -1,0 +1,201 @@
+"""Late re-alignment: after a build has seen the history, one kind of record named two ways is merged.
+
+Field alignment (core/align.py) decides each new label once, with the evidence
+seen so far. A second till, app or device that names every quantity its own
+way ("qty sold", "revenue", "unsold" / "items sold", "sales", "remaining") brings
+only new labels in its first round, with no known field beside them, so each
+starts a field of its own and the stream ends up as two tables. At the end of a
+build the whole record structure is known, and two groups of fields can be
+compared as records:
+
+* a group is a field with the fields beside it in at least half of its rounds
+  (numbers only: dates, codes and names come with records of any kind);
+* two groups are one kind of record named two ways when none of their fields
+  were ever in one round together, and their fields pair one to one — the same
+  value kind, the same unit or dimension, overlapping ranges, names not unlike
+  (some name evidence, or the text encoder finds them SLOT_COSINE alike) — with
+  exactly one such pairing, covering the smaller group (two fields at least),
+  and one pair close in name (name evidence or cosine >= CLOSE);
+* each pair's smaller field joins the larger (`align.join_field`); the analytic
+  memory is then rebuilt from the stored observations (core/analytic.py) as if
+  the labels had been aligned from the start, so rows of both devices land in
+  one table: the paper's schema evolution (columns appended, rows refilled).
+
+Fields a person kept apart or merged (decided_by = 'user') are never touched.
+Every merge is logged with its evidence (field_events kind "realign") and can
+be undone label by label like any alignment (`align.undo_alias`).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable, Mapping, Sequence
+
+import numpy as np
+
+from .align import (MIN_NAME, SLOT_COSINE, FieldStats, contrasting, field_stats, join_field, name_evidence,
+                    recompute_field_stats, words_of)
+from .config import Config
+from .protocols import LLM, TextEncoder
+
+GROUP_SHARE = 0.5  # a field is in f's group when it was beside f in at least half of f's rounds
+CLOSE = 0.55  # one pair of a merge must be at least this close by name evidence or cosine
+MIN_ROUNDS = 2  # a group's field needs this many rounds to stand for a kind of record
+
+
+@dataclass(frozen=True)
+class Merge:
+    """One field joined into another, with why."""
+
+    source: str
+    target: str
+    evidence: Mapping[str, object]
+
+
+@dataclass(frozen=True)
+class RealignReport:
+    merges: tuple[Merge, ...]
+    rebuilt: bool
+    seconds: float
+
+
+Similarity = Callable[[str, str], float]
+
+
+def groups(stats: Mapping[str, FieldStats]) -> list[frozenset[str]]:
+    """The kinds of record the memory's numbers come in: each number field with the number fields
+    beside it in at least half of its rounds; the same group once."""
+    out: list[frozenset[str]] = []
+    for name, f in sorted(stats.items()):
+        if f.kind != "number" or f.rounds < MIN_ROUNDS:
+            continue
+        g = frozenset({name} | {c for c, n in f.companions.items() if c in stats and stats[c].kind == "number"
+                                and stats[c].rounds >= MIN_ROUNDS and n >= GROUP_SHARE * f.rounds})
+        if len(g) >= 2 and g not in out:
+            out.append(g)
+    return out
+
+
+def _apart(a: frozenset[str], b: frozenset[str], stats: Mapping[str, FieldStats]) -> bool:
+    """No field of `a` was ever in a round with a field of `b` (and they share none)."""
+    if a & b:
+        return False
+    return all(stats[x].companions.get(y, 0) == 0 and stats[y].companions.get(x, 0) == 0 for x in a for y in b)
+
+
+def _fit(a: FieldStats, b: FieldStats) -> bool:
+    """Two fields could be one quantity: same kind, unit (or dimension) and overlapping ranges."""
+    if a.kind != b.kind:
+        return False
+    if (a.unit is None) != (b.unit is None):
+        return False
+    if a.unit and a.unit != b.unit and not (a.dimension and a.dimension == b.dimension):
+        return False
+    if None in (a.vmin, a.vmax, b.vmin, b.vmax):
+        return True
+    pad = 0.1 * max(abs(a.vmax), abs(b.vmax), 1e-9)
+    return a.vmin <= b.vmax + pad and b.vmin <= a.vmax + pad
+
+
+def _closeness(a: str, b: str, similar: Similarity | None) -> float:
+    return max(name_evidence(_base(a), _base(b))[0], similar(a, b) if similar is not None else 0.0)
+
+
+def _not_unlike(a: str, b: str, similar: Similarity | None) -> bool:
+    return name_evidence(_base(a), _base(b))[0] >= MIN_NAME or similar is None or similar(a, b) >= SLOT_COSINE
+
+
+def _base(name: str) -> str:
+    """"duration~2" (the field of a second kind of record) is named "duration"."""
+    return name.split("~")[0]
+
+
+def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, FieldStats],
+            similar: Similarity | None) -> dict[str, str] | None:
+    """The one pairing of every field of `small` with a field of `large` (fit, names not unlike,
+    names not contrasting), or None when there is none or more than one."""
+    options = {a: [b for b in large if _fit(stats[a], stats[b]) and not contrasting(_base(a), _base(b))
+                   and _not_unlike(a, b, similar)] for a in small}
+    if any(not o for o in options.values()):
+        return None
+    out: dict[str, str] = {}
+    for a in sorted(options, key=lambda x: (len(options[x]), x)):  # the most constrained first
+        free = [b for b in options[a] if b not in out.values()]
+        if len(free) != 1:
+            return None
+        out[a] = free[0]
+    return out
+
+
+def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = None,
+                keep: frozenset[str] = frozenset()) -> list[Merge]:
+    """The merges late re-alignment would make (pure): for each two groups that are apart and pair
+    one to one with one close pair, each pair's field with fewer rounds joins the other. `keep`:
+    fields a person decided about (never moved). A field is moved at most once."""
+    gs = groups(stats)
+    found: dict[frozenset, dict[str, str]] = {}
+    for i, a in enumerate(gs):
+        for b in gs[i + 1:]:
+            if not _apart(a, b, stats):
+                continue
+            small, large = (a, b) if (len(a), sorted(a)) <= (len(b), sorted(b)) else (b, a)
+            pairs = pairing(small, large, stats, similar)
+            if pairs is None or max(_closeness(x, y, similar) for x, y in pairs.items()) < CLOSE:
+                continue
+            found[small] = pairs
+    merges: list[Merge] = []
+    moved: set[str] = set()
+    for small, pairs in found.items():
+        for x, y in sorted(pairs.items()):
+            src, dst = (x, y) if (stats[x].rounds, x) < (stats[y].rounds, y) else (y, x)
+            if src in moved or dst in moved or src in keep or dst in keep:
+                continue
+            beside = ", ".join(f"{p} as {q}" for p, q in sorted(pairs.items()))
+            merges.append(Merge(src, dst, {
+                "reason": f"late re-alignment: records with {', '.join(sorted(small))} read as records with "
+                          f"{', '.join(sorted(set(pairs.values())))} ({beside})",
+                "name": round(_closeness(src, dst, similar), 3)}))
+            moved.add(src)
+    return merges
+
+
+def encoder_similarity(encoder: TextEncoder | None, names: Sequence[str]) -> Similarity | None:
+    """Cosine of two field names' words by the text encoder (one call for all names), or None."""
+    if encoder is None or not names:
+        return None
+    names = list(dict.fromkeys(names))
+    vecs = np.asarray(encoder.encode([" ".join(words_of(_base(n))) for n in names]), dtype=np.float64)
+    norms = np.linalg.norm(vecs, axis=1, keepdims=True)
+    vecs = vecs / np.where(norms == 0, 1, norms)
+    index = {n: i for i, n in enumerate(names)}
+
+    def similar(a: str, b: str) -> float:
+        if a not in index or b not in index:
+            return 0.0
+        return float(vecs[index[a]] @ vecs[index[b]])
+
+    return similar
+
+
+def realign(store, config: Config, encoder: TextEncoder | None = None, llm: LLM | None = None) -> RealignReport:
+    """Plan and apply late re-alignment on a built memory (in its own transaction): join the fields,
+    recount their statistics and rebuild the analytic memory when anything was joined. Does nothing
+    when field alignment is off."""
+    t0 = time.perf_counter()
+    if not config.field_alignment:
+        return RealignReport((), False, 0.0)
+    from .analytic import rebuild
+
+    with store.transaction() as con:
+        stats = field_stats(con)
+        keep = frozenset(f for (f,) in con.execute(
+            "SELECT DISTINCT field FROM field_aliases WHERE decided_by = 'user' UNION "
+            "SELECT DISTINCT raw_attribute FROM field_aliases WHERE decided_by = 'user'").fetchall())
+        numbers = [n for n, f in stats.items() if f.kind == "number"]
+        merges = plan_merges(stats, encoder_similarity(encoder, numbers), keep)
+        for m in merges:
+            join_field(con, m.source, m.target, m.evidence, score=float(m.evidence.get("name", 0.0)))
+        if merges:
+            recompute_field_stats(con)
+            rebuild(store, config, llm=llm)
+    return RealignReport(tuple(merges), bool(merges), round(time.perf_counter() - t0, 3))

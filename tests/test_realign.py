@@ -1,0 +1,136 @@
+"""Late re-alignment (core/realign.py): one kind of record named two ways becomes one table."""
+from __future__ import annotations
+
+import json
+import zlib
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import numpy as np
+
+from conftest import FakeImageEncoder, FakeOCR, HashEmbedder
+from core.align import FieldStats, undo_alias
+from core.build import BuildDeps, build
+from core.config import DEFAULT
+from core.extract import RuleExtractor
+from core.formats import read_file
+from core.realign import groups, pairing, plan_merges
+from core.store import Store
+
+
+def stats(name, unit, lo, hi, rounds, companions, kind="number"):
+    return FieldStats(name, kind, unit, {"kg": "mass", "EUR": "currency", "€": "currency"}.get(unit, unit),
+                      lo, hi, rounds, companions)
+
+
+def two_tills():
+    # till A: qty sold (count), takings (EUR), unsold (count); till B: items, revenue, remaining
+    return {
+        "qty_sold": stats("qty_sold", None, 30, 60, 6, {"takings": 6, "unsold": 6}),
+        "takings": stats("takings", "€", 150, 400, 6, {"qty_sold": 6, "unsold": 6}),
+        "unsold": stats("unsold", None, 2, 12, 6, {"qty_sold": 6, "takings": 6}),
+        "items": stats("items", None, 35, 55, 4, {"revenue": 4, "remaining": 4}),
+        "revenue": stats("revenue", "€", 180, 350, 4, {"items": 4, "remaining": 4}),
+        "remaining": stats("remaining", None, 3, 10, 4, {"items": 4, "revenue": 4}),
+    }
+
+
+def close_pairs(a, b):  # a stand-in for the text encoder: these names mean much the same
+    same = [{"takings", "revenue"}, {"qty_sold", "items"}, {"unsold", "remaining"}]
+    return 0.7 if {a, b} in same else 0.2 if a != b else 1.0
+
+
+def test_groups_are_fields_with_their_usual_company():
+    gs = groups(two_tills())
+    assert frozenset({"qty_sold", "takings", "unsold"}) in gs and frozenset({"items", "revenue", "remaining"}) in gs
+
+
+def test_two_tills_pair_one_to_one_by_unit_range_and_meaning():
+    s = two_tills()
+    p = pairing(frozenset({"items", "revenue", "remaining"}), frozenset({"qty_sold", "takings", "unsold"}), s,
+                close_pairs)
+    assert p == {"items": "qty_sold", "revenue": "takings", "remaining": "unsold"}
+    merges = plan_merges(s, close_pairs)
+    # the field with fewer rounds joins the other
+    assert {(m.source, m.target) for m in merges} == {("items", "qty_sold"), ("revenue", "takings"),
+                                                      ("remaining", "unsold")}
+    assert all("late re-alignment" in m.evidence["reason"] for m in merges)
+
+
+def test_no_merge_when_records_were_ever_together_or_names_are_unlike_or_kept():
+    s = two_tills()
+    together = dict(s)
+    together["items"] = stats("items", None, 35, 55, 4, {"revenue": 4, "remaining": 4, "takings": 1})
+    assert plan_merges(together, close_pairs) == []
+    assert plan_merges(s, lambda a, b: 0.2 if a != b else 1.0) == []  # nothing close, everything unlike
+    assert {m.source for m in plan_merges(s, close_pairs, keep=frozenset({"revenue"}))} == {"items", "remaining"}
+
+
+def test_no_merge_when_the_pairing_is_not_settled():
+    # two count fields with overlapping ranges on each side: which is which?
+    s = {
+        "wins": stats("wins", None, 1, 9, 5, {"draws": 5}),
+        "draws": stats("draws", None, 0, 8, 5, {"wins": 5}),
+        "victories": stats("victories", None, 2, 7, 3, {"ties": 3}),
+        "ties": stats("ties", None, 1, 6, 3, {"victories": 3}),
+    }
+    assert plan_merges(s) == []
+
+
+def _tills(folder: Path) -> Path:
+    """A market stall: the old till prints "Qty sold / Takings / Unsold", the new one from day 7
+    "Items sold / Revenue / Remaining" — never both on one day. Its first report also has a line
+    no other has, so alignment, deciding each label when it is first seen, cannot read that report
+    as a till report: every label starts a field of its own."""
+    sessions = []
+    start = datetime(2026, 6, 1, 18, 0)
+    for s in range(1, 13):
+        t = start + timedelta(days=s)
+        if s <= 6:
+            user = f"Till report. Qty sold: {30 + 2 * s}, Takings: {150 + 20 * s} EUR, Unsold: {2 + s % 5}"
+        else:
+            user = f"Till report. Items sold: {35 + s}, Revenue: {160 + 15 * s} EUR, Remaining: {3 + s % 4}"
+            if s == 7:  # the new till's first report has a line no other report has: no record read online
+                user += ", Card payments: 9"
+        rounds = [{"round": f"S{s}:R1", "time": t.isoformat(), "user": user, "assistant": "Logged."},
+                  {"round": f"S{s}:R2", "time": (t + timedelta(hours=2)).isoformat(),
+                   "user": "Rain all afternoon, quiet street.", "assistant": "Sounds calm."}]
+        sessions.append({"session_id": f"S{s}", "date": t.date().isoformat(), "dialogues": rounds})
+    path = folder / "stall.json"
+    path.write_text(json.dumps({"character_profile": {}, "multi_session_dialogues": sessions,
+                                "human-annotated QAs": []}))
+    return path
+
+
+class Meaning(HashEmbedder):
+    """Hash vectors, except that these till words mean much the same (cosine about 0.6: too little
+    for alignment to merge a label on its own, enough for a record read as a whole)."""
+
+    SAME = {"items sold": "qty sold", "revenue": "takings", "remaining": "unsold"}
+
+    def encode(self, texts):
+        def rand(t):
+            v = np.random.default_rng(zlib.crc32(t.encode())).standard_normal(self.dim)
+            return v / np.linalg.norm(v)
+
+        out = []
+        for t in texts:
+            v = rand(t)
+            if t in self.SAME or t in self.SAME.values():
+                v = np.sqrt(0.6) * rand("meaning:" + self.SAME.get(t, t)) + np.sqrt(0.4) * v
+            out.append(v)
+        return np.array(out, dtype=np.float32)
+
+
+def test_a_build_puts_both_tills_in_one_table_and_a_person_can_undo(tmp_path):
+    deps = BuildDeps(Meaning(), FakeImageEncoder(), FakeOCR(), RuleExtractor(DEFAULT))
+    with Store(tmp_path / "m.duckdb") as s:
+        build(s, read_file(_tills(tmp_path)), deps, DEFAULT)
+        tables = [t for (t,) in s.con.execute("SELECT table_name FROM memory_tables").fetchall()]
+        assert len(tables) == 1, tables
+        rows = s.con.execute(f'SELECT count(*) FROM "{tables[0]}"').fetchone()[0]
+        assert rows == 12  # every till report, whichever till printed it
+        events = s.con.execute("SELECT raw_attribute, field FROM field_events WHERE kind = 'realign'").fetchall()
+        assert len(events) == 3
+        undo_alias(s, events[0][0], DEFAULT)
+        assert s.con.execute("SELECT count(*) FROM observations WHERE attribute = ?", [events[0][0]]).fetchone()[0] == 6

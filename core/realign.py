@@ -10,8 +10,8 @@ compared as records:
 
 * a group is a field with the fields beside it in at least half of its rounds
   (numbers only: dates, codes and names come with records of any kind);
-* two groups are one kind of record named two ways when none of their fields
-  were ever in one round together, and their fields pair one to one — the same
+* two groups are one kind of record named two ways when they share no field
+  and their fields pair one to one, each pair (nearly) never in one round — the same
   value kind, the same unit or dimension, overlapping ranges, names not unlike
   (some name evidence, or the text encoder finds them SLOT_COSINE alike) — with
   exactly one such pairing, covering the smaller group (two fields at least),
@@ -41,6 +41,7 @@ from .protocols import LLM, TextEncoder
 GROUP_SHARE = 0.5  # a field is in f's group when it was beside f in at least half of f's rounds
 CLOSE = 0.55  # one pair of a merge must be at least this close by name evidence or cosine
 MIN_ROUNDS = 2  # a group's field needs this many rounds to stand for a kind of record
+TOGETHER = 0.2  # two groups are apart when their fields shared at most this share of rounds
 
 
 @dataclass(frozen=True)
@@ -76,11 +77,13 @@ def groups(stats: Mapping[str, FieldStats]) -> list[frozenset[str]]:
     return out
 
 
-def _apart(a: frozenset[str], b: frozenset[str], stats: Mapping[str, FieldStats]) -> bool:
-    """No field of `a` was ever in a round with a field of `b` (and they share none)."""
-    if a & b:
-        return False
-    return all(stats[x].companions.get(y, 0) == 0 and stats[y].companions.get(x, 0) == 0 for x in a for y in b)
+def _apart(pairs: Mapping[str, str], stats: Mapping[str, FieldStats]) -> bool:
+    """No two fields to be joined were in one round in more than TOGETHER of the rarer one's rounds
+    (two quantities of one record are never one field; a value said in the text and shown on a
+    screen puts both namings in one round now and then). Other fields of the two groups may share
+    rounds: a record told half in a photo and half in the text."""
+    return all(max(stats[x].companions.get(y, 0), stats[y].companions.get(x, 0))
+               <= TOGETHER * min(stats[x].rounds, stats[y].rounds) for x, y in pairs.items())
 
 
 def _fit(a: FieldStats, b: FieldStats) -> bool:
@@ -136,11 +139,12 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
     found: dict[frozenset, dict[str, str]] = {}
     for i, a in enumerate(gs):
         for b in gs[i + 1:]:
-            if not _apart(a, b, stats):
+            if a & b:
                 continue
             small, large = (a, b) if (len(a), sorted(a)) <= (len(b), sorted(b)) else (b, a)
             pairs = pairing(small, large, stats, similar)
-            if pairs is None or max(_closeness(x, y, similar) for x, y in pairs.items()) < CLOSE:
+            if pairs is None or not _apart(pairs, stats) \
+                    or max(_closeness(x, y, similar) for x, y in pairs.items()) < CLOSE:
                 continue
             found[small] = pairs
     merges: list[Merge] = []

@@ -57,10 +57,10 @@ def test_two_tills_pair_one_to_one_by_unit_range_and_meaning():
     assert all("late re-alignment" in m.evidence["reason"] for m in merges)
 
 
-def test_no_merge_when_records_were_ever_together_or_names_are_unlike_or_kept():
+def test_no_merge_when_two_to_join_were_together_or_names_are_unlike_or_kept():
     s = two_tills()
     together = dict(s)
-    together["items"] = stats("items", None, 35, 55, 4, {"revenue": 4, "remaining": 4, "takings": 1})
+    together["items"] = stats("items", None, 35, 55, 4, {"revenue": 4, "remaining": 4, "qty_sold": 2})
     assert plan_merges(together, close_pairs) == []
     assert plan_merges(s, lambda a, b: 0.2 if a != b else 1.0) == []  # nothing close, everything unlike
     assert {m.source for m in plan_merges(s, close_pairs, keep=frozenset({"revenue"}))} == {"items", "remaining"}

@@ -62,6 +62,8 @@ import numpy as np
 from rapidfuzz import fuzz
 
 from .config import Config, DEFAULT
+from .extract.normalize import active_lexicon as _lex, use_lexicon
+from .lexicon import load as load_lexicon
 from .model import Observation
 from .protocols import TextEncoder
 
@@ -139,13 +141,6 @@ def _cover(short: list[str], long: list[str]) -> int | None:
     return go(0, 0)
 
 
-# Words that say how a value is measured, not what: the extractor names an unlabelled value by its
-# unit's dimension ("dilut_volume" for "diluted in 2.7 L"), so a trailing one of these may be left
-# out when two names are compared (weaker evidence then). Unit dimensions are general, not a domain.
-MEASURE_WORDS = frozenset(
-    "value reading level amount volume mass weight duration time distance length temperature percent "
-    "speed pace energy power pressure count total concentration illuminance frequency voltage area dose "
-    "conductance efficiency".split())
 
 
 def name_evidence(a: str, b: str, *, same_unit: bool = False) -> tuple[float, str]:
@@ -158,8 +153,8 @@ def name_evidence(a: str, b: str, *, same_unit: bool = False) -> tuple[float, st
     "average concentration" and "average nitrate", both mg/L)."""
     best = _name_evidence(words_of(a), words_of(b))
     wa, wb = words_of(a), words_of(b)
-    for xa in ([wa] + ([wa[:-1]] if len(wa) > 1 and wa[-1] in MEASURE_WORDS else [])):
-        for xb in ([wb] + ([wb[:-1]] if len(wb) > 1 and wb[-1] in MEASURE_WORDS else [])):
+    for xa in ([wa] + ([wa[:-1]] if len(wa) > 1 and wa[-1] in _lex().measure_words else [])):
+        for xb in ([wb] + ([wb[:-1]] if len(wb) > 1 and wb[-1] in _lex().measure_words else [])):
             if xa is wa and xb is wb:
                 continue
             s, why = _name_evidence(xa, xb)
@@ -170,30 +165,20 @@ def name_evidence(a: str, b: str, *, same_unit: bool = False) -> tuple[float, st
     return best
 
 
-# Words that set two quantities apart when they are all that differs between two names ("my value" /
-# "other value", "min temp" / "max temp", "start time" / "end time"): whose, which end, which extreme,
-# which side. English grammar and general modifiers, no domain.
-CONTRAST_WORDS = frozenset(
-    "my your his her their our its other another own first second third last next previous prior "
-    "start end begin beginning final initial min max minimum maximum high low highest lowest peak top "
-    "bottom upper lower before after pre post in out inner outer up down left right front back old new "
-    "net gross morning evening day night am pm opening closing entry exit".split())
 
 
 def contrasting(a: str, b: str) -> bool:
     """True when the words that differ between two names include a contrast word: then the text
     encoder's similarity (high for "my value" / "other value") is no evidence that they are one."""
     wa, wb = set(words_of(a)), set(words_of(b))
-    return bool((wa ^ wb) & CONTRAST_WORDS)
+    return bool((wa ^ wb) & _lex().contrast_words)
 
 
-# Names that say nothing about which quantity they are: what the extractor calls a value nobody
-# labelled ("$12.50" -> amount), or a bare "total"/"value".
-EMPTY_WORDS = frozenset("amount value total count number level reading".split())
 
 
 def _name_evidence(wa: list[str], wb: list[str]) -> tuple[float, str]:
-    if (not [w for w in wa if w not in EMPTY_WORDS] or not [w for w in wb if w not in EMPTY_WORDS]) \
+    empty = _lex().empty_words
+    if (not [w for w in wa if w not in empty] or not [w for w in wb if w not in empty]) \
             and [_singular(w) for w in wa] != [_singular(w) for w in wb]:
         # so only the very same name is evidence for them (not "cost amount" for "amount")
         return 0.0, ""
@@ -343,6 +328,8 @@ class FieldAligner:
         self._dirty_fields: set[str] = set()
         self._new_aliases: list[Alignment] = []
         self._label_vecs: dict[str, np.ndarray] = {}
+        # the words name evidence reads (measure, contrast, empty words): Config.lexicon may change them
+        self._lexicon = load_lexicon(config.lexicon) if config.lexicon else None
         if not load:
             return
         for name, data in self.con.execute("SELECT field, stats FROM fields").fetchall():
@@ -369,6 +356,13 @@ class FieldAligner:
         """The round's observations with `attribute` set to its field (`raw_attribute` keeps the
         extractor's name). New raw attributes are decided here, with the evidence so far; the
         round then updates every touched field's statistics. Pure in-memory until `flush()`."""
+        if self._lexicon is None:
+            return self._align(round_order, observations, text_vector)
+        with use_lexicon(self._lexicon):
+            return self._align(round_order, observations, text_vector)
+
+    def _align(self, round_order: int, observations: Sequence[Observation],
+               text_vector: np.ndarray | None) -> list[Observation]:
         raws = list(dict.fromkeys(o.attribute for o in observations))
         firsts = {o.attribute: o for o in reversed(observations)}
         created: set[str] = set()
@@ -506,7 +500,7 @@ class FieldAligner:
             if f.kind != o.value_kind:
                 continue
             restated = False
-            if name in present:
+            if name in present or name in (round_fields or ()):  # known before, or born in this round
                 # the field is already in this round: a second quantity, not another name of it —
                 # unless it says the same value (one reading stated in the text and on the screen)
                 if not any(_same_value(o, x) for x in seen.get(name, ())):
@@ -536,7 +530,7 @@ class FieldAligner:
                 reason = f"fills the place of {name} in a record beside {', '.join(sorted(present))}"
             if restated and o.value_kind != "number" and nscore < 0.85:
                 continue  # an equal word in one round ("yellow" twice) is weak: only a close name may join
-            if not o.label and nscore < 1.0 and all(w in MEASURE_WORDS for w in words_of(raw)):
+            if not o.label and nscore < 1.0 and all(w in _lex().measure_words for w in words_of(raw)):
                 continue  # a value nobody labelled, named by its unit ("duration"): only its own name
             unit_s = (1.0 if o.unit and o.unit == f.unit else 0.7 if dim and dim == f.dimension
                       else 0.6 if not o.unit and not f.units else 0.4)
@@ -725,7 +719,7 @@ class FieldAligner:
         text encoder finds them at least SLOT_COSINE alike. No objection without an encoder, nor for
         a value nobody labelled (the extractor named it by its unit: "mass" for "39.6 kg")."""
         a = o.attribute
-        if not o.label and all(w in MEASURE_WORDS for w in words_of(a)):
+        if not o.label and all(w in _lex().measure_words for w in words_of(a)):
             return True
         if name_evidence(a, b)[0] >= MIN_NAME:
             return True

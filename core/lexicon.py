@@ -1,4 +1,4 @@
-"""The general vocabulary the rule extractor reads: English grammar words and units, in one place.
+"""The general vocabulary the engine reads: English grammar words and units, in one place.
 
 Nothing here belongs to one domain (DESIGN.md "Extraction"): pronouns,
 determiners, connectives, auxiliaries, prepositions, time and calendar words,
@@ -98,6 +98,28 @@ STOP_WORDS = _ws("a an the my our your his her their its this that these those t
 DURATION_WORDS = _ws("time duration length hours minutes seconds hour minute")
 # label words that make an h:mm value a duration rather than a time of day
 DURATION_LABEL_WORDS = _ws("duration elapsed length total")
+# --- words field alignment reads (core/align.py)
+# Words that say how a value is measured, not what: the extractor names an unlabelled value by its
+# unit's dimension ("dilut_volume" for "diluted in 2.7 L"), so a trailing one of these may be left
+# out when two names are compared (weaker evidence then). Unit dimensions are general, not a domain.
+MEASURE_WORDS = _ws(
+    "value reading level amount volume mass weight duration time distance length temperature percent "
+    "speed pace energy power pressure count total concentration illuminance frequency voltage area dose "
+    "conductance efficiency")
+
+# Words that set two quantities apart when they are all that differs between two names ("my value" /
+# "other value", "min temp" / "max temp", "start time" / "end time"): whose, which end, which extreme,
+# which side. English grammar and general modifiers, no domain.
+CONTRAST_WORDS = _ws(
+    "my your his her their our its other another own first second third last next previous prior "
+    "start end begin beginning final initial min max minimum maximum high low highest lowest peak top "
+    "bottom upper lower before after pre post in out inner outer up down left right front back old new "
+    "net gross morning evening day night am pm opening closing entry exit")
+
+# Names that say nothing about which quantity they are: what the extractor calls a value nobody
+# labelled ("$12.50" -> amount), or a bare "total"/"value".
+EMPTY_WORDS = _ws("amount value total count number level reading")
+
 NUMBER_WORDS = MappingProxyType({w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen "
     "seventeen eighteen nineteen twenty".split())})
@@ -234,7 +256,7 @@ WEAK_DIMENSIONS = _ws("percent angle ratio level")
 
 @dataclass(frozen=True, eq=False)
 class Lexicon:
-    """Every word list the rule extractor reads. Hashable by identity (compiled patterns are cached per
+    """Every word list the rule extractor and field alignment read. Hashable by identity (compiled patterns are cached per
     lexicon)."""
 
     pronouns: frozenset[str] = PRONOUNS
@@ -264,6 +286,9 @@ class Lexicon:
     same_past: frozenset[str] = SAME_PAST
     weak_units: frozenset[str] = WEAK_UNITS
     weak_dimensions: frozenset[str] = WEAK_DIMENSIONS
+    measure_words: frozenset[str] = MEASURE_WORDS
+    contrast_words: frozenset[str] = CONTRAST_WORDS
+    empty_words: frozenset[str] = EMPTY_WORDS
     number_words: Mapping[str, int] = field(default_factory=lambda: NUMBER_WORDS)
     irregular_verbs: Mapping[str, str] = field(default_factory=lambda: IRREGULAR_VERBS)
     units: Mapping[str, tuple[str, str, float]] = field(default_factory=lambda: UNITS)

@@ -471,3 +471,31 @@ def test_a_value_nobody_labelled_does_not_make_its_record_another_kind(store):
     # "5 items, 4.1 kg": the weight has no label, so the extractor named it by its unit
     out = al.align(5, [num("items", 5), Observation("S1:R5", "mass", "4.1 kg", 4.1, "kg", "number")])
     assert out[0].attribute == "items"
+
+
+def test_a_lexicon_file_changes_the_words_alignment_reads(tmp_path, store):
+    from dataclasses import replace as dc_replace
+
+    class Close(HashEmbedder):  # an encoder that finds every two labels alike
+        def encode(self, texts):
+            return super().encode(["same"] * len(texts))
+
+    p = tmp_path / "lexicon.json"
+    p.write_text(json.dumps({"extend": {"contrast_words": ["hot", "cold"]}}))
+    for cfg, expect in ((DEFAULT, "cold_yield"), (dc_replace(DEFAULT, lexicon=str(p)), "hot_yield")):
+        al = FieldAligner(store.con.cursor(), cfg, encoder=Close())
+        for i in range(1, 4):
+            al.align(i, [num("cold_yield", 10 + i, "g"), num("pots", 3)])
+        # by default the encoder's likeness joins the two; a lexicon that makes "hot"/"cold" contrast
+        # words keeps them apart
+        assert al.align(4, [num("hot_yield", 12, "g"), num("pots", 3)])[0].attribute == expect, cfg.lexicon
+
+
+def test_two_new_labels_of_one_round_are_two_fields_however_alike(store):
+    class Close(HashEmbedder):  # an encoder that finds every two labels alike
+        def encode(self, texts):
+            return super().encode(["same"] * len(texts))
+
+    al = FieldAligner(store.con, DEFAULT, encoder=Close())
+    out = al.align(1, [num("white_captures", 3), num("black_captures", 4)])  # a chess game's first record
+    assert [o.attribute for o in out] == ["white_captures", "black_captures"]

@@ -1139,6 +1139,13 @@ def _text_fields(text: str, structured: bool) -> list[Found]:
         cells = [(m.group(0), offset + m.start()) for m in re.finditer(cell_re, line)]
         for cell, base in cells:
             m = _TEXT_FIELD.match(cell)
+            if not m and not structured:
+                # "Done today: Kind: scones": a "label: value" after a heading colon
+                for h in re.finditer(r":\s", cell):
+                    m = _TEXT_FIELD.match(cell[h.end():])
+                    if m:
+                        base, cell = base + h.end(), cell[h.end():]
+                        break
             if not m or re.search(r"\d", m.group("value")) or any(
                     _low(w) in lex.number_words for w in m.group("value").split()):
                 continue
@@ -1181,7 +1188,8 @@ def _copula_texts(text: str, values: list[Value]) -> list[Found]:
             continue
         label, val = m.group("label"), m.group("value")
         lw = [_low(w) for w in label.split()]
-        vw = [_low(w) for w in val.split()]
+        # "Hive A", "Court B": a capital letter after a name is part of the name, not the article
+        vw = [_low(w) for k, w in enumerate(val.split()) if not (k and re.fullmatch(r"[A-Z]", w))]
         if any(w in lex.pronouns or w in lex.boundary_words or w in lex.auxiliaries for w in lw):
             continue
         if any(w in lex.determiners or w in lex.pronouns or w in lex.boundary_words or w in lex.hedges
@@ -1253,6 +1261,9 @@ def extract_text(text: str, *, structured: bool, speaker: str | None = None,
         # "TEMP. 22.5", "Moist. 38 %": in OCR a period after a word and before a number abbreviates the
         # label, it does not end a sentence (same length, so every span still indexes `original`)
         text = re.sub(r"(?<=[A-Za-z])\.(?=[ \t]+[-+$€£¥₹]?\d)", "\u2024", text)
+        # OCR reads the litre sign "l" as "I" or "1": "12.2I", "13.3 1" after a decimal number is "12.2l", "13.3 l"
+        text = re.sub(r"(?<=\d\.\d)I(?![\w.])|(?<=\d\.\d\d)I(?![\w.])", "l", text)
+        text = re.sub(r"(?<=\d\.\d )1(?![\w.,/:])|(?<=\d\.\d\d )1(?![\w.,/:])", "l", text)
     values = [v for v in scan_values(text) if structured or not _in_question(text, v.start)]
     found: list[Found] = []
     used: set[int] = set()  # value starts already turned into observations
@@ -1355,7 +1366,9 @@ def _cells(text: str, values: list[Value]) -> list[list[_Cell]]:
             inner = all(re.search(r"\([^()]*$", line[:v.start - offset]) or (
                 v.bare_int and re.search(r"[A-Za-z]\s+$", line[:v.start - offset])
                 and re.match(r"\s+[A-Za-z]", line[v.end - offset:])) for v in vs)
-            is_label = (not vs or inner) and bool(re.search(r"[A-Za-z]{2,}", seg)) and len(seg.split()) <= 6 \
+            # a word of two letters or more, digits inside allowed ("h2o %", "CO2", "PM2.5")
+            is_label = (not vs or inner) and bool(re.search(r"[A-Za-z]{2,}|[A-Za-z]\d+[A-Za-z]", seg)) \
+                and len(seg.split()) <= 6 \
                 and not re.search(r"\w[:=]\s*\S", seg)
             row.append(_Cell(seg, s, vs, is_label, is_value))
         rows.append(row)
@@ -1369,15 +1382,17 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
     out: list[Found] = []
 
     texts_used: set[int] = set()
+    labels_used: set[int] = set()  # label cells that named a value: a label names one value
 
     def pair_text(label_cell: _Cell, text_cell: _Cell) -> None:
         """ "Customer. | Quill Books", "OPP.\nAurelie": a text value in a cell next to / under its label."""
-        if text_cell.start in texts_used:
+        if text_cell.start in texts_used or label_cell.start in labels_used:
             return
         name = normalize_attribute(label_cell.text.strip(" :."), value_kind="text")
         if name is None:
             return
         texts_used.add(text_cell.start)
+        labels_used.add(label_cell.start)
         out.append(Found(name, text_cell.text, text_cell.start, text_cell.start + len(text_cell.text), "text", None,
                          None, label_cell.text.strip(" :")))
 
@@ -1386,7 +1401,7 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
             pair_text(label_cell, value_cell)
             return
         v = value_cell.values[0]
-        if v.start in used or v.ordinal:
+        if v.start in used or v.ordinal or label_cell.start in labels_used:
             return
         lab = label_cell.text.strip(" :")
         if not _label_ok(lab, v):
@@ -1400,6 +1415,7 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
             fs = [f] if f else []
         if fs:
             used.add(v.start)
+            labels_used.add(label_cell.start)
             used.update(x.start for x in label_cell.values)  # "Zone 2 temp": the 2 belongs to the label
             out.extend(fs)
 
@@ -1411,9 +1427,26 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
         return c.is_label and (c.text.rstrip().endswith((":", ".")) or (c.text.isupper() and len(c.text) > 1))
 
     # label left / value right within a row (not in a row of values under a row of as many labels)
+    def grid_row(k: int) -> bool:
+        """Row k holds the values of a grid: a row of as many labels lies above or below it and row k is only
+        values and short texts ("brioche | 1074 g" over "Product | Flour weight")."""
+        row = rows[k]
+        if not any(c.is_value for c in row) or not all(c.is_value or text_cell(c) for c in row):
+            return False
+        # the label row is a row of captions ("RECIPE: | OG:"), or the image has a row of values only under or
+        # over a row of labels (a grid, not "Colony | Hive B" in a key/value table)
+        return any(0 <= j < len(rows) and len(rows[j]) == len(row) and all(c.is_label for c in rows[j])
+                   and (all(labelish(c) for c in rows[j]) or values_grid) for j in (k - 1, k + 1))
+
+    values_grid = any(len(r) >= 2 and all(c.is_value for c in r) and any(
+        0 <= j < len(rows) and len(rows[j]) == len(r) and all(c.is_label for c in rows[j]) for j in (k - 1, k + 1))
+        for k, r in enumerate(rows))
+
     for k, row in enumerate(rows):
         above_row = rows[k - 1] if k else []
         if len(row) > 2 and len(above_row) == len(row) and all(c.is_label for c in above_row):
+            continue
+        if len(row) >= 2 and grid_row(k):
             continue
         for c1, c2 in zip(row, row[1:]):
             if c1.is_label and c2.is_value and c2.values[0].start not in used:
@@ -1423,15 +1456,9 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
     for k, row in enumerate(rows):
         nxt = rows[k + 1] if k + 1 < len(rows) else []
         header = len(nxt) == len(row) and all(c.is_value for c in nxt)
-        if len(row) == 2 and row[0].is_label and text_cell(row[1]) and not header and (kv_table or labelish(row[0])):
-            pair_text(row[0], row[1])
-    # "OPP.\nAurelie", "Variation:\nNajdorf": a label line over a text line in one column
-    for k in range(len(rows) - 1):
-        a, b = rows[k], rows[k + 1]
-        after = rows[k + 2] if k + 2 < len(rows) else []
-        if (len(a) == len(b) == 1 and labelish(a[0]) and text_cell(b[0]) and not (b[0].text.isupper() and a[0].text.isupper()
-                and not a[0].text.rstrip().endswith((":", "."))) and not (len(after) == 1 and after[0].is_value)):
-            pair_text(a[0], b[0])
+        if len(row) == 2 and row[0].is_label and text_cell(row[1]) and not header and (kv_table or labelish(row[0])) \
+                and not any(0 <= j < len(rows) and len(rows[j]) == 2 and grid_row(j) for j in (k - 1, k + 1)):
+            pair_text(row[0], row[1])  # (not the caption row of a grid: "Air temp | Humidity" under values)
 
     def split_values(row: list[_Cell]) -> list[_Cell]:
         """Cells OCR merged ("16 11", "0.09 mg/L 6 mg/L") split into one cell per value."""
@@ -1454,21 +1481,39 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
             if labels and len(labels) == len(lrow) and len(vrow) < len(labels):
                 vrow = split_values(vrow)
             vals = [c for c in vrow if c.is_value and c.values[0].start not in used and c.start not in taken]
-            texts = [c for c in vrow if label_first and text_cell(c) and c.start not in taken]
+            # a text value shares a row with a number ("brioche | 1074 g" over "Product | Flour weight")
+            texts = [c for c in vrow if (label_first or vals) and text_cell(c) and c.start not in taken]
             if labels and len(labels) == len(lrow) and vals and len(vals) + len(texts) == len(vrow) == len(labels):
                 for lc, vc in zip(labels, vrow):
                     pairs.append((lc, vc))
                     taken.update((lc.start, vc.start))
         return pairs
 
+    def dangling(pairs: list[tuple[_Cell, _Cell]]) -> int:
+        """Label rows a reading leaves unpaired between the title (first row) and its first pair: a
+        label right under the title that names nothing is a sign of the wrong reading."""
+        line_row = {text.count("\n", 0, r[0].start): k for k, r in enumerate(rows)}
+        paired = {line_row.get(text.count("\n", 0, c.start), 0) for p in pairs for c in p}
+        if not paired:
+            return 0
+        return sum(1 for k in range(1, min(paired)) if all(c.is_label for c in rows[k]))
+
     # label above value, or value above label ("7h 12m" over "Sleep"): the reading that pairs more cells
     above, below = vertical(True), vertical(False)
-    # a tie usually means a title row over "value above label" cards: then the last row is a label
-    # that only the value-above reading consumes
+    # a tie: the reading that leaves no label between the title and the first pair; then a title row over
+    # "value above label" cards, where the last row is a label that only the value-above reading consumes
     last = rows[-1][-1].start if rows else -1
-    prefer_below = len(below) > len(above) or (
-        len(below) == len(above) and any(lc.start == last for lc, _ in below)
-        and not any(lc.start == last or vc.start == last for lc, vc in above))
+    da, db = dangling(above), dangling(below)
+    prefer_below = len(below) > len(above) or (len(below) == len(above) and (db < da or db == da and (
+        any(lc.start == last for lc, _ in below)
+        and not any(lc.start == last or vc.start == last for lc, vc in above))))
     for lc, vc in (below if prefer_below else above):
         pair(lc, vc)
+    # "OPP.\nAurelie", "Variation:\nNajdorf": a label line over a text line in one column
+    for k in range(len(rows) - 1):
+        a, b = rows[k], rows[k + 1]
+        after = rows[k + 2] if k + 2 < len(rows) else []
+        if (len(a) == len(b) == 1 and labelish(a[0]) and text_cell(b[0]) and not (b[0].text.isupper() and a[0].text.isupper()
+                and not a[0].text.rstrip().endswith((":", "."))) and not (len(after) == 1 and after[0].is_value)):
+            pair_text(a[0], b[0])
     return out

@@ -1,0 +1,31 @@
+"""Prose record items the rule extractor reads without a domain word list: text fields after a heading,
+names ending in a capital letter, labels written after their value at the end of a list, number words
+and unlabelled items of a log line."""
+from __future__ import annotations
+
+from datetime import datetime
+
+from core.extract import RuleExtractor
+from core.model import Observation, Round, Utterance
+
+
+def _ex(text: str) -> dict[str, Observation]:
+    r = Round("S1:R1", "S1", datetime(2025, 3, 4, 9, 0), (Utterance("user", text),), ())
+    out: dict[str, Observation] = {}
+    for o in RuleExtractor().extract(r, {}):
+        assert text[o.start:o.end] == o.raw_value, o
+        assert o.attribute not in out, f"duplicate {o.attribute}"
+        out[o.attribute] = o
+    return out
+
+
+def test_text_field_after_a_heading_colon():
+    d = _ex("Returned today: Genre: mystery, pages came in at 320 and fine at 2.40 EUR.")
+    assert d["genre"].raw_value == "mystery" and d["genre"].value_kind == "text"
+    assert d["pages"].number == 320
+
+
+def test_copula_value_that_ends_with_a_capital_letter():
+    d = _ex("Chess club night: the board was Table A, my rating came in at 1542.")
+    assert d["board"].raw_value == "Table A"
+    assert _ex("Rough week. The party was a blast!") == {}

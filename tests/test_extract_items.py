@@ -29,3 +29,24 @@ def test_copula_value_that_ends_with_a_capital_letter():
     d = _ex("Chess club night: the board was Table A, my rating came in at 1542.")
     assert d["board"].raw_value == "Table A"
     assert _ex("Rough week. The party was a blast!") == {}
+
+
+def test_label_after_the_last_value_of_a_list():
+    d = _ex("Weather station: wind came in at 14 kph, 3.2 mm rain and 61 pct hum. rel.")
+    assert d["rain"].number == 3.2 and d["rain"].unit == "mm"
+    assert d["hum_rel"].number == 61  # an abbreviation period inside a label after its value
+    d = _ex("Chess night: 1542 rating and 38 moves")
+    assert d["rating"].number == 1542  # a heading colon, then "value label"
+
+
+def test_number_words_with_a_label_in_a_list_of_measurements():
+    d = _ex("Library visit: seven loans, fines came in at 2.40 EUR and three renewals/week.")
+    assert d["loans"].number == 7 and d["loans"].raw_value == "seven"
+    assert d["renewals_week"].number == 3
+    d = _ex("Club night: logged five of wins, rating at 1542.")
+    assert d["wins"].number == 5
+
+
+def test_number_words_in_chat_stay_words():
+    assert _ex("I have two kids and a dog.") == {}
+    assert _ex("Met two friends for lunch, it was great.") == {}

@@ -483,12 +483,17 @@ def right_label(text: str, value: Value) -> str:
     colon = text.rfind(":", cs, value.start)
     if colon >= 0:
         cs = colon + 1  # "CGM numbers for today: 69% time in range"
+    last = re.search(r"(?<=[\d%A-Za-z.])\s+and\s+$", text[cs:value.start])
+    if last:
+        cs += last.start()  # "..., economy at 5.4 L/100km and 34 kph speed": the last item starts after "and"
     if text[cs:value.start].strip(" :-") not in ("", "and", "And"):
         return ""
     m = _CLAUSE_BREAK.search(text, value.end)
     rest = text[value.end:m.start() if m else len(text)]
     rest = re.split(r"\s(?:and|but|then)\s", rest)[0].strip()
-    if not rest or len(rest.split()) > 4 or not re.fullmatch(r"[A-Za-z][A-Za-z '-]*(?:\s?%)?", rest):
+    # an abbreviation period inside the label: "4.8 pct est. abv"; a rate: "three moves/game"
+    if not rest or len(rest.split()) > 4 or not re.fullmatch(
+            r"[A-Za-z][A-Za-z'-]*(?:/[A-Za-z]+)?\.?(?:\s[A-Za-z][A-Za-z'-]*\.?)*(?:\s?%)?", rest):
         return ""
     words = rest.lower().split()
     if words[0] in lex.pronouns or words[0] in lex.boundary_words - {"in", "of"} or words[0] in lex.comparatives:
@@ -851,12 +856,17 @@ def _from_value(text: str, v: Value, values: list[Value], structured: bool, desc
         if len(ur) > 2 and ur.isalpha() and ur[0].isupper() and ur[1:].islower() and _proper_noun(text, ur, v.end - len(ur)):
             return []  # "a book called 24 Hours in the Garden": a title, not a duration
     if v.word and (not re.search(r"(?::|\b(?:was|is|were|are|at))\s*$", text[:v.start], re.I)
-                   or re.match(r"\s+of\b", text[v.end:])):
-        return []  # a number word needs an explicit link: "Games: seven", "my puzzles was six", "Clutch at eight"
+                   or re.match(r"\s+of\b", text[v.end:])) and not (
+            not descriptive and _record_list(text, v, values) and (right_label(text, v) or (
+                re.match(r"\s+of\b", text[v.end:]) and re.search(r"\b[a-z]+ed\s*$", text[:v.start], re.I)))):
+        # a number word needs an explicit link: "Games: seven", "my puzzles was six", "Clutch at eight", or
+        # a label after it in a list of measurements ("Checkup: seven leaves, 12 cm tall", "logged five of X")
+        return []
     lab = left_label(text, v, values, structured=structured)
     if lab.text and _identifier_label(lab.text) and v.kind == "number" and v.unit is None:
         return _as_identifier(lab.text, v)
-    if lab.text and v.unit is not None and (_heading(text, v, values) or (
+    if lab.text and (v.unit is not None or v.kind == "number" and not v.parts) and (
+            v.unit is not None and _heading(text, v, values) or (
             re.search(r":\s*$", text[:v.start]) and right_label(text, v))):
         # "Morning run: 6.5 km in 37 minutes, ...", "Boiler check: 3.11 m³ gas used": the label is a heading
         lab = Label("", False, lab.verb, lab.average)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import pytest
+
 from core.extract import RuleExtractor
 from core.model import Observation, Round, Utterance
 
@@ -50,3 +52,33 @@ def test_number_words_with_a_label_in_a_list_of_measurements():
 def test_number_words_in_chat_stay_words():
     assert _ex("I have two kids and a dog.") == {}
     assert _ex("Met two friends for lunch, it was great.") == {}
+
+
+def test_text_items_of_a_record_list_by_case():
+    # a capitalised label before its value, lower-case label words before a name, a label word before a name
+    d = _ex("Club night: BOARD Table A, 38 moves and rating came in at 1542.")
+    assert d["board"].raw_value == "Table A" and d["moves"].number == 38
+    d = _ex("Weather station: rain at 3.2 mm, wind at 14 kph and sensor Mast B.")
+    assert d["sensor"].raw_value == "Mast B"
+    d = _ex("Returned books. Branch North Hill Road, 3 loans and fines at 2.40 EUR.")
+    assert d["branch"].raw_value == "North Hill Road"
+
+
+def test_unlabelled_item_opening_a_log_line():
+    d = _ex("Week 4 — queen's gambit, 38 moves, 1542 rating")
+    assert d["item"].raw_value == "queen's gambit" and d["item"].value_kind == "text"
+    assert d["moves"].number == 38 and d["rating"].number == 1542
+
+
+@pytest.mark.parametrize("text", [
+    "Great game with Sam, 38 moves in 25 minutes, lovely evening.",  # a remark in a list is no item
+    "Going to the library tomorrow: 3 loans, fines 2.40 EUR, mystery shelf.",  # a plan
+    "Chess tonight, nice.",  # no measured values
+])
+def test_no_text_items_outside_record_lists(text):
+    assert "item" not in _ex(text)
+
+
+def test_text_item_in_a_message_of_lines():
+    d = _ex("Played a match: sicilian defence\nMoves: 38\nrating 1542")
+    assert d["item"].raw_value == "sicilian defence" and d["moves"].number == 38

@@ -1168,14 +1168,22 @@ def _text_fields(text: str, structured: bool) -> list[Found]:
             lw = label.lower().split()
             if not structured and (lw[0] in lex.pronouns or len(lw) > 3 or lw[-1] in lex.record_words):
                 continue
+            if not structured and _is_verb(lw[0], lex) and any(w in lex.determiners for w in lw):
+                continue  # "Played a match: ...": a heading sentence, not a label
             if not structured and any(_low(w) in lex.pronouns or _low(w) in lex.auxiliaries for w in val.split()):
                 continue  # "Note: I was tired" is a sentence, not a value
+            s = base + m.start("value")
+            vwords = val.split()
+            k = 0 if structured or not re.match(r"\s*,", text[s + len(val):]) else _split_item(vwords)
+            if k and normalize_attribute(" ".join(vwords[:k]), value_kind="text"):
+                # "Club night: BOARD Table A, 38 moves": the colon ends a heading, the item has its own label
+                label = " ".join(vwords[:k])
+                skip = val.index(vwords[k], len(label))
+                s, val = s + skip, val[skip:]
             name = normalize_attribute(label, value_kind="text")
             if name is None:
                 continue
-            s = base + m.start("value")
-            out.append(Found(name, cell[m.start("value"):m.start("value") + len(val)], s, s + len(val), "text", None,
-                             None, label))
+            out.append(Found(name, text[s:s + len(val)], s, s + len(val), "text", None, None, label))
         offset += len(line) + 1
     return out
 
@@ -1212,6 +1220,97 @@ def _copula_texts(text: str, values: list[Value]) -> list[Found]:
         if name is None:
             continue
         out.append(Found(name, val, m.start("value"), m.end("value"), "text", None, None, label))
+    return out
+
+
+def _split_item(words: list[str]) -> int:
+    """How many leading words of a text item of a record list are its label, by their case (0: no label):
+    "BAKE banana bread" -> 1 (a capitalised label), "colony Hive B", "filament type PLA" -> the lower-case
+    words before a name, "Court Seven B" -> 1 (a capitalised word before a name of several words)."""
+    def upper_initial(w: str) -> bool:
+        return w[:1].isupper() or w[:1].isdigit()
+    if len(words) < 2:
+        return 0
+    if len(words[0]) > 1 and words[0].isalpha() and words[0].isupper() and not all(w.isupper() for w in words[1:]):
+        return 1
+    k = 0
+    while k < len(words) and words[k].islower():
+        k += 1
+    if 0 < k < len(words) and all(upper_initial(w) for w in words[k:]):
+        return k
+    if len(words) >= 3 and words[0][0].isupper() and words[0][1:].islower() and all(upper_initial(w) for w in words[1:]):
+        return 1
+    return 0
+
+
+def _list_texts(text: str, found: list[Found]) -> list[Found]:
+    """Short text items of a record list, without a colon: "Day 3 — brioche, 0.42 kg flour, 177 °C oven",
+    "Club night: BOARD Table A, 38 moves and colour white". A list is a sentence or line with two or more
+    measured values; an item is 1-4 words with no digit, verb, pronoun or determiner. Its label comes from
+    case (`_split_item`); an item without one is the `item` the entry is about (the whole item is the value)
+    when it opens the list or closes it after "and"."""
+    lex = active_lexicon()
+    out: list[Found] = []
+    spans = [(f.start, f.end) for f in found]
+    numeric = [f for f in found if f.kind == "number"]
+    # a list is a sentence (items between commas, semicolons and "and") or a message of lines
+    segments = [(m.start(), m.end(), r"[^,;:]+") for m in re.finditer(r"[^\n.!?]+(?:[.!?](?=\S)[^\n.!?]*)*", text)]
+    if len({text.count("\n", 0, f.start) for f in numeric}) >= 2:
+        segments.append((0, len(text), r"[^,;:\n]+"))
+    for ss, se, item_re in segments:
+        inside = [f.start for f in numeric if ss <= f.start < se]
+        if len(inside) < 2 or _in_question(text, ss) or _irrealis(text, ss):
+            continue
+        body_start = ss
+        # a heading colon ("Club night: ...") is not followed by a value; a label colon is ("Rating: 1542")
+        heading = next((c for c in re.finditer(r":\s", text[ss:min(inside)])
+                        if not re.match(r"\s*[-+$€£¥₹]?\d", text[ss + c.end():])), None)
+        if heading is not None:
+            body_start = ss + heading.end()  # the heading before the colon is not an item
+        items: list[tuple[str, int, bool]] = []  # (text, start, after "and")
+        for it in re.finditer(item_re, text[body_start:se]):
+            pos = body_start + it.start()
+            after_and = False
+            for k, part in enumerate(re.split(r"\s+(and|[—–-])\s+", it.group(0))):
+                p0 = text.index(part, pos) if part else pos
+                pos = p0 + len(part)
+                if k % 2:
+                    after_and = part == "and"
+                    if part != "and" and len(items) <= 1:
+                        items.clear()  # "Day 3 — ...": a heading before a dash
+                    continue
+                items.append((part, p0, after_and))
+        for n, (part, p0, after_and) in enumerate(items):
+            item = part.strip().rstrip(".")
+            if not item:
+                continue
+            i0 = p0 + part.index(item)
+            i1 = i0 + len(item)
+            words = item.split()
+            if not 1 <= len(words) <= 4 or not re.fullmatch(r"[A-Za-z][A-Za-z' -]*", item):
+                continue
+            lw = [_low(w) for w in words]
+            if any(w in lex.pronouns or w in lex.auxiliaries or w in lex.determiners or w in lex.time_words
+                   or w in lex.boundary_words or w in lex.number_words or w in lex.record_words
+                   or _is_verb(w, lex) for w in lw) or (len(lw) == 1 and parse_unit(lw[0]) is not None):
+                continue
+            if any(s0 < i1 and i0 < s1 for s0, s1 in spans):
+                continue  # already a value or a label
+            if any(f.label and f.start >= i1 and text[i1:f.start].strip(" :") == "" for f in found):
+                continue  # the label of the value after it
+            if any(f.label and f.end <= i0 and text[f.end:i0].strip() == "" for f in found):
+                continue  # "0.42 kg flour": words right after a value name it
+            k = _split_item(words)
+            if k:
+                label = " ".join(words[:k])
+                v0 = i0 + item.index(words[k], len(label))
+                name = normalize_attribute(label, value_kind="text")
+                if name:
+                    out.append(Found(name, text[v0:i1], v0, i1, "text", None, None, label))
+                    continue
+            if len(words) > 3 or not (n == 0 or (n == len(items) - 1 and after_and)):
+                continue
+            out.append(Found("item", item, i0, i1, "text", None, None, ""))
     return out
 
 
@@ -1295,6 +1394,7 @@ def extract_text(text: str, *, structured: bool, speaker: str | None = None,
     if not structured and not assistant and not descriptive:
         taken = {(f.start, f.end) for f in found}
         found.extend(f for f in _copula_texts(text, values) if (f.start, f.end) not in taken)
+        found.extend(_list_texts(text, found))
     # one observation per span and attribute
     seen: set[tuple[str, int]] = set()
     out = []

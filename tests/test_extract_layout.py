@@ -65,3 +65,16 @@ def test_ocr_litre_sign_read_as_capital_i_or_one():
     assert d["fill"].number == 13.3 and d["fill"].unit == "L" and d["water_temp"].number == 21.5
     d = _ocr("Scores\nRound 1 | 16 11")  # whole numbers after a space stay numbers
     assert all(o.unit != "L" for o in d.values())
+
+
+def test_label_box_merged_by_ocr_is_split_at_its_units():
+    d = _ocr("Pool Monitor\nChlorine (ppm) Acid (pH) | ) Water (°C)\n1.5 | 7.2 | 27.5\nToday")
+    assert d["chlorine"].number == 1.5 and d["chlorine"].unit == "ppm"
+    assert d["acid"].number == 7.2 and d["water"].number == 27.5 and d["water"].unit == "°C"
+    d = _ocr("Station Two\nWind Gust\n14 | 22")  # a title-like label row is not cut into words
+    assert "wind" not in d and "gust" not in d
+
+
+def test_value_box_merged_by_ocr_with_a_trailing_word():
+    d = _ocr("Loans Desk\npages | fine | genre\n320 12.5 EUR mystery\nLatest")
+    assert d["pages"].number == 320 and d["fine"].number == 12.5 and d["genre"].raw_value == "mystery"

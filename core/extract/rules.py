@@ -1460,9 +1460,11 @@ def _cells(text: str, values: list[Value]) -> list[list[_Cell]]:
         parts.append((pos, len(line)))
         for a, b in parts:
             seg = line[a:b]
+            if seg.count(")") > seg.count("("):  # ") Depth (mm)": a bracket of the box before, read into this one
+                seg = re.sub(r"^\s*\)", " ", seg)
             lead = len(seg) - len(seg.lstrip())
             seg = seg.strip()
-            if not seg:
+            if not seg or re.fullmatch(r"[()\[\]{}|]+", seg):  # empty, or a bracket OCR read as a box
                 continue
             s = offset + a + lead
             vs = tuple(v for v in values if v.start >= s and v.end <= s + len(seg))
@@ -1478,7 +1480,7 @@ def _cells(text: str, values: list[Value]) -> list[list[_Cell]]:
                 and re.match(r"\s+[A-Za-z]", line[v.end - offset:])) for v in vs)
             # a word of two letters or more, digits inside allowed ("h2o %", "CO2", "PM2.5")
             is_label = (not vs or inner) and bool(re.search(r"[A-Za-z]{2,}|[A-Za-z]\d+[A-Za-z]", seg)) \
-                and len(seg.split()) <= 6 \
+                and len(re.sub(r"\([^()]*\)", " ", seg).split()) <= 6 \
                 and not re.search(r"\w[:=]\s*\S", seg)
             row.append(_Cell(seg, s, vs, is_label, is_value))
         rows.append(row)
@@ -1570,16 +1572,48 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
                 and not any(0 <= j < len(rows) and len(rows[j]) == 2 and grid_row(j) for j in (k - 1, k + 1)):
             pair_text(row[0], row[1])  # (not the caption row of a grid: "Air temp | Humidity" under values)
 
-    def split_values(row: list[_Cell]) -> list[_Cell]:
-        """Cells OCR merged ("16 11", "0.09 mg/L 6 mg/L") split into one cell per value."""
+    def split_values(row: list[_Cell], trailing_text: bool = False) -> list[_Cell]:
+        """Cells OCR merged ("16 11", "0.09 mg/L 6 mg/L") split into one cell per value; with `trailing_text`
+        also a word after the last value ("15.5 g 567 mins PLA" -> 15.5 g, 567 mins, PLA)."""
         out_row = []
         for c in row:
-            if c.is_value or len(c.values) < 2 or re.search(r"[A-Za-z]{2,}", re.sub(
-                    "|".join(re.escape(v.raw) for v in c.values), " ", c.text)):
+            vs = sorted(c.values, key=lambda v: v.start)
+            tail = ""
+            if trailing_text and vs and not c.is_value:
+                m = re.fullmatch(r"\s+([A-Za-z][A-Za-z-]*)", text[vs[-1].end:c.start + len(c.text)])
+                tail = m.group(1) if m else ""
+            rest = re.sub("|".join(re.escape(v.raw) for v in vs), " ", c.text) if vs else c.text
+            if tail:
+                rest = rest[:rest.rindex(tail)]
+            if c.is_value or len(vs) < (1 if tail else 2) or re.search(r"[A-Za-z]{2,}", rest):
                 out_row.append(c)
             else:
-                out_row.extend(_Cell(v.raw, v.start, (v,), False, True) for v in c.values)
+                out_row.extend(_Cell(v.raw, v.start, (v,), False, True) for v in vs)
+                if tail:
+                    t0 = c.start + len(c.text) - len(tail)
+                    out_row.append(_Cell(tail, t0, (), True, False))
         return out_row
+
+    def split_labels(labels: list[_Cell], n: int) -> list[_Cell]:
+        """Label cells OCR merged into one box, split into `n` labels at the ends of their units in
+        parentheses ("Front (bar) Rear (BAR)"); unchanged when that does not give `n` labels, or in the
+        first row (a title: "Oven Diary" over "focaccia | 405 g")."""
+        need = n - len(labels)
+        if labels and rows and labels[0].start < (rows[1][0].start if len(rows) > 1 else len(text)):
+            return labels
+        for pattern in (r"(?<=\))\s+(?=\S)",):
+            cuts = [(c, m) for c in labels for m in re.finditer(pattern, c.text)]
+            if len(cuts) == need:
+                out_row = []
+                for c in labels:
+                    pos = 0
+                    for m in [m for cc, m in cuts if cc is c] + [None]:
+                        end = m.start() if m else len(c.text)
+                        piece = c.text[pos:end]
+                        out_row.append(_Cell(piece, c.start + pos, (), True, False))
+                        pos = m.end() if m else pos
+                return out_row
+        return labels
 
     def vertical(label_first: bool) -> list[tuple[_Cell, _Cell]]:
         pairs: list[tuple[_Cell, _Cell]] = []
@@ -1590,6 +1624,12 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
             labels = [c for c in lrow if c.is_label and c.start not in taken]
             if labels and len(labels) == len(lrow) and len(vrow) < len(labels):
                 vrow = split_values(vrow)
+                if len(vrow) < len(labels):
+                    vrow = split_values(vrow, trailing_text=True)  # "15.5 g 567 mins PLA"
+            if labels and len(labels) == len(lrow) and all(c.is_value or text_cell(c) for c in vrow) \
+                    and len(vrow) > len(labels):
+                labels = split_labels(labels, len(vrow))  # "Front (bar) Rear (bar) Depth (mm)" over 3 values
+                lrow = labels
             vals = [c for c in vrow if c.is_value and c.values[0].start not in used and c.start not in taken]
             # a text value shares a row with a number ("brioche | 1074 g" over "Product | Flour weight")
             texts = [c for c in vrow if (label_first or vals) and text_cell(c) and c.start not in taken]

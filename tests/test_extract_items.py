@@ -82,3 +82,11 @@ def test_no_text_items_outside_record_lists(text):
 def test_text_item_in_a_message_of_lines():
     d = _ex("Played a match: sicilian defence\nMoves: 38\nrating 1542")
     assert d["item"].raw_value == "sicilian defence" and d["moves"].number == 38
+
+
+def test_names_ending_in_a_capital_letter_in_lists_and_copulas_in_line_records():
+    d = _ex("Weather station: rain at 3.2 mm, wind at 14 kph and sensor Mast A.")
+    assert d["sensor"].raw_value == "Mast A"
+    d = _ex("Club night! the opening was sicilian\nmoves 38\nRating: 1542")
+    assert d["opening"].raw_value == "sicilian" and d["moves"].number == 38
+    assert _ex("Lovely day! the weather was great\nsee you soon") == {}

@@ -1190,18 +1190,20 @@ def _text_fields(text: str, structured: bool) -> list[Found]:
 
 _COPULA = re.compile(r"(?:^|(?<=[\s,;:(]))(?P<det>[Tt]he|[Mm]y|[Oo]ur)\s+(?P<label>[A-Za-z][\w.'-]*(?:\s+[A-Za-z][\w.'-]*){0,2}?)"
                      r"\s+(?:was|were)\s+(?P<value>[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*){0,2}?)"
-                     r"(?=\s*(?:[,;.!?)]|$)|\s+(?:and|but|with|so)\b)")
+                     r"(?=[ \t]*(?:[,;.!?)\n]|$)|\s+(?:and|but|with|so)\b)")
 
 
-def _copula_texts(text: str, values: list[Value]) -> list[Found]:
+def _copula_texts(text: str, values: list[Value], found: list[Found] = ()) -> list[Found]:
     """ "the seed type was peanuts", "the opp. was Keiko": a short text value, in a line that carries a record
     (a heading colon or a number), so "The pride event was awesome!" stays conversation."""
     lex = active_lexicon()
     out = []
+    # a message of several lines with measured values is a record ("Brew day! the style was stout\nOG 1.051\n...")
+    lines_with_values = len({text.count("\n", 0, f.start) for f in found if f.kind == "number"})
     for m in _COPULA.finditer(text):
         ls, le = text.rfind("\n", 0, m.start()) + 1, text.find("\n", m.end())
         le = len(text) if le < 0 else le
-        if not (re.search(r"[A-Za-z]:\s", text[ls:m.start()]) or any(
+        if not (re.search(r"[A-Za-z]:\s", text[ls:m.start()]) or lines_with_values >= 2 or any(
                 ls <= v.start < le and v.kind == "number" and not v.word for v in values)):
             continue
         label, val = m.group("label"), m.group("value")
@@ -1289,7 +1291,7 @@ def _list_texts(text: str, found: list[Found]) -> list[Found]:
             words = item.split()
             if not 1 <= len(words) <= 4 or not re.fullmatch(r"[A-Za-z][A-Za-z' -]*", item):
                 continue
-            lw = [_low(w) for w in words]
+            lw = [_low(w) for k, w in enumerate(words) if not (k and re.fullmatch(r"[A-Z]", w))]  # "Hive A"
             if any(w in lex.pronouns or w in lex.auxiliaries or w in lex.determiners or w in lex.time_words
                    or w in lex.boundary_words or w in lex.number_words or w in lex.record_words
                    or _is_verb(w, lex) for w in lw) or (len(lw) == 1 and parse_unit(lw[0]) is not None):
@@ -1393,7 +1395,7 @@ def extract_text(text: str, *, structured: bool, speaker: str | None = None,
     found.extend(_text_fields(text, structured))
     if not structured and not assistant and not descriptive:
         taken = {(f.start, f.end) for f in found}
-        found.extend(f for f in _copula_texts(text, values) if (f.start, f.end) not in taken)
+        found.extend(f for f in _copula_texts(text, values, found) if (f.start, f.end) not in taken)
         found.extend(_list_texts(text, found))
     # one observation per span and attribute
     seen: set[tuple[str, int]] = set()
@@ -1632,7 +1634,9 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
                 lrow = labels
             vals = [c for c in vrow if c.is_value and c.values[0].start not in used and c.start not in taken]
             # a text value shares a row with a number ("brioche | 1074 g" over "Product | Flour weight")
-            texts = [c for c in vrow if (label_first or vals) and text_cell(c) and c.start not in taken]
+            # (in a grid: a key/value row "Wash time | 33 min" over "Program | basic" is no row of values)
+            texts = [c for c in vrow if (label_first or vals and (values_grid or all(labelish(c) for c in labels)))
+                     and text_cell(c) and c.start not in taken]
             if labels and len(labels) == len(lrow) and vals and len(vals) + len(texts) == len(vrow) == len(labels):
                 for lc, vc in zip(labels, vrow):
                     pairs.append((lc, vc))

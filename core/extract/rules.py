@@ -485,13 +485,13 @@ def right_label(text: str, value: Value) -> str:
         cs = colon + 1  # "CGM numbers for today: 69% time in range"
     last = re.search(r"(?<=[\d%A-Za-z.])\s+and\s+$", text[cs:value.start])
     if last:
-        cs += last.start()  # "..., economy at 5.4 L/100km and 34 kph speed": the last item starts after "and"
+        cs += last.start()  # "..., wind at 14 kph and 3.2 mm rain": the last item starts after "and"
     if text[cs:value.start].strip(" :-") not in ("", "and", "And"):
         return ""
     m = _CLAUSE_BREAK.search(text, value.end)
     rest = text[value.end:m.start() if m else len(text)]
     rest = re.split(r"\s(?:and|but|then)\s", rest)[0].strip()
-    # an abbreviation period inside the label: "4.8 pct est. abv"; a rate: "three moves/game"
+    # an abbreviation period inside the label: "61 pct hum. rel."; a rate: "three moves/game"
     if not rest or len(rest.split()) > 4 or not re.fullmatch(
             r"[A-Za-z][A-Za-z'-]*(?:/[A-Za-z]+)?\.?(?:\s[A-Za-z][A-Za-z'-]*\.?)*(?:\s?%)?", rest):
         return ""
@@ -1150,7 +1150,7 @@ def _text_fields(text: str, structured: bool) -> list[Found]:
         for cell, base in cells:
             m = _TEXT_FIELD.match(cell)
             if not m and not structured:
-                # "Done today: Kind: scones": a "label: value" after a heading colon
+                # "Returned today: Genre: mystery": a "label: value" after a heading colon
                 for h in re.finditer(r":\s", cell):
                     m = _TEXT_FIELD.match(cell[h.end():])
                     if m:
@@ -1198,7 +1198,7 @@ def _copula_texts(text: str, values: list[Value], found: list[Found] = ()) -> li
     (a heading colon or a number), so "The pride event was awesome!" stays conversation."""
     lex = active_lexicon()
     out = []
-    # a message of several lines with measured values is a record ("Brew day! the style was stout\nOG 1.051\n...")
+    # a message of several lines with measured values is a record ("Club night! the opening was sicilian\nmoves 38\n...")
     lines_with_values = len({text.count("\n", 0, f.start) for f in found if f.kind == "number"})
     for m in _COPULA.finditer(text):
         ls, le = text.rfind("\n", 0, m.start()) + 1, text.find("\n", m.end())
@@ -1208,7 +1208,7 @@ def _copula_texts(text: str, values: list[Value], found: list[Found] = ()) -> li
             continue
         label, val = m.group("label"), m.group("value")
         lw = [_low(w) for w in label.split()]
-        # "Hive A", "Court B": a capital letter after a name is part of the name, not the article
+        # "Table A", "Court B": a capital letter after a name is part of the name, not the article
         vw = [_low(w) for k, w in enumerate(val.split()) if not (k and re.fullmatch(r"[A-Z]", w))]
         if any(w in lex.pronouns or w in lex.boundary_words or w in lex.auxiliaries for w in lw):
             continue
@@ -1227,7 +1227,7 @@ def _copula_texts(text: str, values: list[Value], found: list[Found] = ()) -> li
 
 def _split_item(words: list[str]) -> int:
     """How many leading words of a text item of a record list are its label, by their case (0: no label):
-    "BAKE banana bread" -> 1 (a capitalised label), "colony Hive B", "filament type PLA" -> the lower-case
+    "BOARD Table A" -> 1 (a capitalised label), "sensor Mast B", "opening line Caro" -> the lower-case
     words before a name, "Court Seven B" -> 1 (a capitalised word before a name of several words)."""
     def upper_initial(w: str) -> bool:
         return w[:1].isupper() or w[:1].isdigit()
@@ -1246,7 +1246,7 @@ def _split_item(words: list[str]) -> int:
 
 
 def _list_texts(text: str, found: list[Found]) -> list[Found]:
-    """Short text items of a record list, without a colon: "Day 3 — brioche, 0.42 kg flour, 177 °C oven",
+    """Short text items of a record list, without a colon: "Week 3 — sicilian, 38 moves, 25 min clock",
     "Club night: BOARD Table A, 38 moves and colour white". A list is a sentence or line with two or more
     measured values; an item is 1-4 words with no digit, verb, pronoun or determiner. Its label comes from
     case (`_split_item`); an item without one is the `item` the entry is about (the whole item is the value)
@@ -1291,7 +1291,7 @@ def _list_texts(text: str, found: list[Found]) -> list[Found]:
             words = item.split()
             if not 1 <= len(words) <= 4 or not re.fullmatch(r"[A-Za-z][A-Za-z' -]*", item):
                 continue
-            lw = [_low(w) for k, w in enumerate(words) if not (k and re.fullmatch(r"[A-Z]", w))]  # "Hive A"
+            lw = [_low(w) for k, w in enumerate(words) if not (k and re.fullmatch(r"[A-Z]", w))]  # "Mast A"
             if any(w in lex.pronouns or w in lex.auxiliaries or w in lex.determiners or w in lex.time_words
                    or w in lex.boundary_words or w in lex.number_words or w in lex.record_words
                    or _is_verb(w, lex) for w in lw) or (len(lw) == 1 and parse_unit(lw[0]) is not None):
@@ -1301,7 +1301,7 @@ def _list_texts(text: str, found: list[Found]) -> list[Found]:
             if any(f.label and f.start >= i1 and text[i1:f.start].strip(" :") == "" for f in found):
                 continue  # the label of the value after it
             if any(f.label and f.end <= i0 and text[f.end:i0].strip() == "" for f in found):
-                continue  # "0.42 kg flour": words right after a value name it
+                continue  # "38 moves", "25 min clock": words right after a value name it
             k = _split_item(words)
             if k:
                 label = " ".join(words[:k])
@@ -1462,7 +1462,7 @@ def _cells(text: str, values: list[Value]) -> list[list[_Cell]]:
         parts.append((pos, len(line)))
         for a, b in parts:
             seg = line[a:b]
-            if seg.count(")") > seg.count("("):  # ") Depth (mm)": a bracket of the box before, read into this one
+            if seg.count(")") > seg.count("("):  # ") Rain (mm)": a bracket of the box before, read into this one
                 seg = re.sub(r"^\s*\)", " ", seg)
             lead = len(seg) - len(seg.lstrip())
             seg = seg.strip()
@@ -1543,12 +1543,12 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
     # label left / value right within a row (not in a row of values under a row of as many labels)
     def grid_row(k: int) -> bool:
         """Row k holds the values of a grid: a row of as many labels lies above or below it and row k is only
-        values and short texts ("brioche | 1074 g" over "Product | Flour weight")."""
+        values and short texts ("north | 12.4 mm" over "Wind dir | Rainfall")."""
         row = rows[k]
         if not any(c.is_value for c in row) or not all(c.is_value or text_cell(c) for c in row):
             return False
-        # the label row is a row of captions ("RECIPE: | OG:"), or the image has a row of values only under or
-        # over a row of labels (a grid, not "Colony | Hive B" in a key/value table)
+        # the label row is a row of captions ("GENRE: | BOOKS:"), or the image has a row of values only under or
+        # over a row of labels (a grid, not "Author | Ann Lee" in a key/value table)
         return any(0 <= j < len(rows) and len(rows[j]) == len(row) and all(c.is_label for c in rows[j])
                    and (all(labelish(c) for c in rows[j]) or values_grid) for j in (k - 1, k + 1))
 
@@ -1576,7 +1576,7 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
 
     def split_values(row: list[_Cell], trailing_text: bool = False) -> list[_Cell]:
         """Cells OCR merged ("16 11", "0.09 mg/L 6 mg/L") split into one cell per value; with `trailing_text`
-        also a word after the last value ("15.5 g 567 mins PLA" -> 15.5 g, 567 mins, PLA)."""
+        also a word after the last value ("320 12.5 EUR mystery" -> 320, 12.5 EUR, mystery)."""
         out_row = []
         for c in row:
             vs = sorted(c.values, key=lambda v: v.start)
@@ -1598,8 +1598,8 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
 
     def split_labels(labels: list[_Cell], n: int) -> list[_Cell]:
         """Label cells OCR merged into one box, split into `n` labels at the ends of their units in
-        parentheses ("Front (bar) Rear (BAR)"); unchanged when that does not give `n` labels, or in the
-        first row (a title: "Oven Diary" over "focaccia | 405 g")."""
+        parentheses ("Chlorine (ppm) Acid (pH)"); unchanged when that does not give `n` labels, or in the
+        first row (a title: "Station Two" over "14 | 22")."""
         need = n - len(labels)
         if labels and rows and labels[0].start < (rows[1][0].start if len(rows) > 1 else len(text)):
             return labels
@@ -1627,14 +1627,14 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
             if labels and len(labels) == len(lrow) and len(vrow) < len(labels):
                 vrow = split_values(vrow)
                 if len(vrow) < len(labels):
-                    vrow = split_values(vrow, trailing_text=True)  # "15.5 g 567 mins PLA"
+                    vrow = split_values(vrow, trailing_text=True)  # "320 12.5 EUR mystery"
             if labels and len(labels) == len(lrow) and all(c.is_value or text_cell(c) for c in vrow) \
                     and len(vrow) > len(labels):
-                labels = split_labels(labels, len(vrow))  # "Front (bar) Rear (bar) Depth (mm)" over 3 values
+                labels = split_labels(labels, len(vrow))  # "Chlorine (ppm) Acid (pH) Water (°C)" over 3 values
                 lrow = labels
             vals = [c for c in vrow if c.is_value and c.values[0].start not in used and c.start not in taken]
-            # a text value shares a row with a number ("brioche | 1074 g" over "Product | Flour weight")
-            # (in a grid: a key/value row "Wash time | 33 min" over "Program | basic" is no row of values)
+            # a text value shares a row with a number ("north | 12.4 mm" over "Wind dir | Rainfall")
+            # (in a grid: a key/value row "Loan time | 14 days" over "Branch | North" is no row of values)
             texts = [c for c in vrow if (label_first or vals and (values_grid or all(labelish(c) for c in labels)))
                      and text_cell(c) and c.start not in taken]
             if labels and len(labels) == len(lrow) and vals and len(vals) + len(texts) == len(vrow) == len(labels):

@@ -90,3 +90,8 @@ def test_names_ending_in_a_capital_letter_in_lists_and_copulas_in_line_records()
     d = _ex("Club night! the opening was sicilian\nmoves 38\nRating: 1542")
     assert d["opening"].raw_value == "sicilian" and d["moves"].number == 38
     assert _ex("Lovely day! the weather was great\nsee you soon") == {}
+
+
+def test_a_calendar_noun_after_the_value_does_not_replace_its_label():
+    d = _ex("Returned a book! Fine: 2.40 EUR; Overdue by: 4 days")
+    assert d["overdue"].number == 4 and "days" not in d

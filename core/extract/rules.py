@@ -867,7 +867,8 @@ def _from_value(text: str, v: Value, values: list[Value], structured: bool, desc
         return _as_identifier(lab.text, v)
     if lab.text and (v.unit is not None or v.kind == "number" and not v.parts) and (
             v.unit is not None and _heading(text, v, values) or (
-            re.search(r":\s*$", text[:v.start]) and right_label(text, v))):
+            re.search(r":\s*$", text[:v.start]) and right_label(text, v) and (
+                v.unit is not None or right_label(text, v).split()[0].lower() not in lex.calendar_nouns))):
         # "Morning run: 6.5 km in 37 minutes, ...", "Boiler check: 3.11 m³ gas used": the label is a heading
         lab = Label("", False, lab.verb, lab.average)
     if v.parts:

@@ -95,3 +95,8 @@ def test_names_ending_in_a_capital_letter_in_lists_and_copulas_in_line_records()
 def test_a_calendar_noun_after_the_value_does_not_replace_its_label():
     d = _ex("Returned a book! Fine: 2.40 EUR; Overdue by: 4 days")
     assert d["overdue"].number == 4 and "days" not in d
+
+
+def test_a_name_with_an_ampersand_closes_a_list():
+    d = _ex("Sent an invoice. Total came in at 1296.96 USD, time at 12 h and client Pine & Sons.")
+    assert d["client"].raw_value == "Pine & Sons"

@@ -78,3 +78,8 @@ def test_label_box_merged_by_ocr_is_split_at_its_units():
 def test_value_box_merged_by_ocr_with_a_trailing_word():
     d = _ocr("Loans Desk\npages | fine | genre\n320 12.5 EUR mystery\nLatest")
     assert d["pages"].number == 320 and d["fine"].number == 12.5 and d["genre"].raw_value == "mystery"
+
+
+def test_value_first_row_over_two_labels_holds_a_text_value():
+    d = _ocr("Ledger\n1418.45 USD | Ann Lee\nInvoice total | Bill to\n12.9 hrs\nHours")
+    assert d["invoice_total"].number == 1418.45 and d["bill"].raw_value == "Ann Lee"

@@ -1231,7 +1231,7 @@ def _split_item(words: list[str]) -> int:
     "BOARD Table A" -> 1 (a capitalised label), "sensor Mast B", "opening line Caro" -> the lower-case
     words before a name, "Court Seven B" -> 1 (a capitalised word before a name of several words)."""
     def upper_initial(w: str) -> bool:
-        return w[:1].isupper() or w[:1].isdigit()
+        return w[:1].isupper() or w[:1].isdigit() or w == "&"
     if len(words) < 2:
         return 0
     if len(words[0]) > 1 and words[0].isalpha() and words[0].isupper() and not all(w.isupper() for w in words[1:]):
@@ -1290,7 +1290,7 @@ def _list_texts(text: str, found: list[Found]) -> list[Found]:
             i0 = p0 + part.index(item)
             i1 = i0 + len(item)
             words = item.split()
-            if not 1 <= len(words) <= 4 or not re.fullmatch(r"[A-Za-z][A-Za-z' -]*", item):
+            if not 1 <= len(words) <= 4 or not re.fullmatch(r"[A-Za-z][A-Za-z' -]*(?:\s&\s[A-Za-z][A-Za-z' -]*)?", item):
                 continue
             lw = [_low(w) for k, w in enumerate(words) if not (k and re.fullmatch(r"[A-Z]", w))]  # "Mast A"
             if any(w in lex.pronouns or w in lex.auxiliaries or w in lex.determiners or w in lex.time_words
@@ -1636,7 +1636,9 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
             vals = [c for c in vrow if c.is_value and c.values[0].start not in used and c.start not in taken]
             # a text value shares a row with a number ("north | 12.4 mm" over "Wind dir | Rainfall")
             # (in a grid: a key/value row "Loan time | 14 days" over "Branch | North" is no row of values)
-            texts = [c for c in vrow if (label_first or vals and (values_grid or all(labelish(c) for c in labels)))
+            # (a row that starts with a value is no key/value row either: "1418.45 USD | Ann Lee" over two labels)
+            texts = [c for c in vrow if (label_first or vals and (values_grid or all(labelish(c) for c in labels)
+                                                                  or vrow[0].is_value))
                      and text_cell(c) and c.start not in taken]
             if labels and len(labels) == len(lrow) and vals and len(vals) + len(texts) == len(vrow) == len(labels):
                 for lc, vc in zip(labels, vrow):

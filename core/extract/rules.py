@@ -483,12 +483,17 @@ def right_label(text: str, value: Value) -> str:
     colon = text.rfind(":", cs, value.start)
     if colon >= 0:
         cs = colon + 1  # "CGM numbers for today: 69% time in range"
+    last = re.search(r"(?<=[\d%A-Za-z.])\s+and\s+$", text[cs:value.start])
+    if last:
+        cs += last.start()  # "..., wind at 14 kph and 3.2 mm rain": the last item starts after "and"
     if text[cs:value.start].strip(" :-") not in ("", "and", "And"):
         return ""
     m = _CLAUSE_BREAK.search(text, value.end)
     rest = text[value.end:m.start() if m else len(text)]
     rest = re.split(r"\s(?:and|but|then)\s", rest)[0].strip()
-    if not rest or len(rest.split()) > 4 or not re.fullmatch(r"[A-Za-z][A-Za-z '-]*(?:\s?%)?", rest):
+    # an abbreviation period inside the label: "61 pct hum. rel."; a rate: "three moves/game"
+    if not rest or len(rest.split()) > 4 or not re.fullmatch(
+            r"[A-Za-z][A-Za-z'-]*(?:/[A-Za-z]+)?\.?(?:\s[A-Za-z][A-Za-z'-]*\.?)*(?:\s?%)?", rest):
         return ""
     words = rest.lower().split()
     if words[0] in lex.pronouns or words[0] in lex.boundary_words - {"in", "of"} or words[0] in lex.comparatives:
@@ -851,13 +856,19 @@ def _from_value(text: str, v: Value, values: list[Value], structured: bool, desc
         if len(ur) > 2 and ur.isalpha() and ur[0].isupper() and ur[1:].islower() and _proper_noun(text, ur, v.end - len(ur)):
             return []  # "a book called 24 Hours in the Garden": a title, not a duration
     if v.word and (not re.search(r"(?::|\b(?:was|is|were|are|at))\s*$", text[:v.start], re.I)
-                   or re.match(r"\s+of\b", text[v.end:])):
-        return []  # a number word needs an explicit link: "Games: seven", "my puzzles was six", "Clutch at eight"
+                   or re.match(r"\s+of\b", text[v.end:])) and not (
+            not descriptive and _record_list(text, v, values) and (right_label(text, v) or (
+                re.match(r"\s+of\b", text[v.end:]) and re.search(r"\b[a-z]+ed\s*$", text[:v.start], re.I)))):
+        # a number word needs an explicit link: "Games: seven", "my puzzles was six", "Clutch at eight", or
+        # a label after it in a list of measurements ("Checkup: seven leaves, 12 cm tall", "logged five of X")
+        return []
     lab = left_label(text, v, values, structured=structured)
     if lab.text and _identifier_label(lab.text) and v.kind == "number" and v.unit is None:
         return _as_identifier(lab.text, v)
-    if lab.text and v.unit is not None and (_heading(text, v, values) or (
-            re.search(r":\s*$", text[:v.start]) and right_label(text, v))):
+    if lab.text and (v.unit is not None or v.kind == "number" and not v.parts) and (
+            v.unit is not None and _heading(text, v, values) or (
+            re.search(r":\s*$", text[:v.start]) and right_label(text, v) and (
+                v.unit is not None or right_label(text, v).split()[0].lower() not in lex.calendar_nouns))):
         # "Morning run: 6.5 km in 37 minutes, ...", "Boiler check: 3.11 m³ gas used": the label is a heading
         lab = Label("", False, lab.verb, lab.average)
     if v.parts:
@@ -1139,6 +1150,13 @@ def _text_fields(text: str, structured: bool) -> list[Found]:
         cells = [(m.group(0), offset + m.start()) for m in re.finditer(cell_re, line)]
         for cell, base in cells:
             m = _TEXT_FIELD.match(cell)
+            if not m and not structured:
+                # "Returned today: Genre: mystery": a "label: value" after a heading colon
+                for h in re.finditer(r":\s", cell):
+                    m = _TEXT_FIELD.match(cell[h.end():])
+                    if m:
+                        base, cell = base + h.end(), cell[h.end():]
+                        break
             if not m or re.search(r"\d", m.group("value")) or any(
                     _low(w) in lex.number_words for w in m.group("value").split()):
                 continue
@@ -1151,37 +1169,48 @@ def _text_fields(text: str, structured: bool) -> list[Found]:
             lw = label.lower().split()
             if not structured and (lw[0] in lex.pronouns or len(lw) > 3 or lw[-1] in lex.record_words):
                 continue
+            if not structured and _is_verb(lw[0], lex) and any(w in lex.determiners for w in lw):
+                continue  # "Played a match: ...": a heading sentence, not a label
             if not structured and any(_low(w) in lex.pronouns or _low(w) in lex.auxiliaries for w in val.split()):
                 continue  # "Note: I was tired" is a sentence, not a value
+            s = base + m.start("value")
+            vwords = val.split()
+            k = 0 if structured or not re.match(r"\s*,", text[s + len(val):]) else _split_item(vwords)
+            if k and normalize_attribute(" ".join(vwords[:k]), value_kind="text"):
+                # "Club night: BOARD Table A, 38 moves": the colon ends a heading, the item has its own label
+                label = " ".join(vwords[:k])
+                skip = val.index(vwords[k], len(label))
+                s, val = s + skip, val[skip:]
             name = normalize_attribute(label, value_kind="text")
             if name is None:
                 continue
-            s = base + m.start("value")
-            out.append(Found(name, cell[m.start("value"):m.start("value") + len(val)], s, s + len(val), "text", None,
-                             None, label))
+            out.append(Found(name, text[s:s + len(val)], s, s + len(val), "text", None, None, label))
         offset += len(line) + 1
     return out
 
 
 _COPULA = re.compile(r"(?:^|(?<=[\s,;:(]))(?P<det>[Tt]he|[Mm]y|[Oo]ur)\s+(?P<label>[A-Za-z][\w.'-]*(?:\s+[A-Za-z][\w.'-]*){0,2}?)"
                      r"\s+(?:was|were)\s+(?P<value>[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*){0,2}?)"
-                     r"(?=\s*(?:[,;.!?)]|$)|\s+(?:and|but|with|so)\b)")
+                     r"(?=[ \t]*(?:[,;.!?)\n]|$)|\s+(?:and|but|with|so)\b)")
 
 
-def _copula_texts(text: str, values: list[Value]) -> list[Found]:
+def _copula_texts(text: str, values: list[Value], found: list[Found] = ()) -> list[Found]:
     """ "the seed type was peanuts", "the opp. was Keiko": a short text value, in a line that carries a record
     (a heading colon or a number), so "The pride event was awesome!" stays conversation."""
     lex = active_lexicon()
     out = []
+    # a message of several lines with measured values is a record ("Club night! the opening was sicilian\nmoves 38\n...")
+    lines_with_values = len({text.count("\n", 0, f.start) for f in found if f.kind == "number"})
     for m in _COPULA.finditer(text):
         ls, le = text.rfind("\n", 0, m.start()) + 1, text.find("\n", m.end())
         le = len(text) if le < 0 else le
-        if not (re.search(r"[A-Za-z]:\s", text[ls:m.start()]) or any(
+        if not (re.search(r"[A-Za-z]:\s", text[ls:m.start()]) or lines_with_values >= 2 or any(
                 ls <= v.start < le and v.kind == "number" and not v.word for v in values)):
             continue
         label, val = m.group("label"), m.group("value")
         lw = [_low(w) for w in label.split()]
-        vw = [_low(w) for w in val.split()]
+        # "Table A", "Court B": a capital letter after a name is part of the name, not the article
+        vw = [_low(w) for k, w in enumerate(val.split()) if not (k and re.fullmatch(r"[A-Z]", w))]
         if any(w in lex.pronouns or w in lex.boundary_words or w in lex.auxiliaries for w in lw):
             continue
         if any(w in lex.determiners or w in lex.pronouns or w in lex.boundary_words or w in lex.hedges
@@ -1194,6 +1223,97 @@ def _copula_texts(text: str, values: list[Value]) -> list[Found]:
         if name is None:
             continue
         out.append(Found(name, val, m.start("value"), m.end("value"), "text", None, None, label))
+    return out
+
+
+def _split_item(words: list[str]) -> int:
+    """How many leading words of a text item of a record list are its label, by their case (0: no label):
+    "BOARD Table A" -> 1 (a capitalised label), "sensor Mast B", "opening line Caro" -> the lower-case
+    words before a name, "Court Seven B" -> 1 (a capitalised word before a name of several words)."""
+    def upper_initial(w: str) -> bool:
+        return w[:1].isupper() or w[:1].isdigit() or w == "&"
+    if len(words) < 2:
+        return 0
+    if len(words[0]) > 1 and words[0].isalpha() and words[0].isupper() and not all(w.isupper() for w in words[1:]):
+        return 1
+    k = 0
+    while k < len(words) and words[k].islower():
+        k += 1
+    if 0 < k < len(words) and all(upper_initial(w) for w in words[k:]):
+        return k
+    if len(words) >= 3 and words[0][0].isupper() and words[0][1:].islower() and all(upper_initial(w) for w in words[1:]):
+        return 1
+    return 0
+
+
+def _list_texts(text: str, found: list[Found]) -> list[Found]:
+    """Short text items of a record list, without a colon: "Week 3 — sicilian, 38 moves, 25 min clock",
+    "Club night: BOARD Table A, 38 moves and colour white". A list is a sentence or line with two or more
+    measured values; an item is 1-4 words with no digit, verb, pronoun or determiner. Its label comes from
+    case (`_split_item`); an item without one is the `item` the entry is about (the whole item is the value)
+    when it opens the list or closes it after "and"."""
+    lex = active_lexicon()
+    out: list[Found] = []
+    spans = [(f.start, f.end) for f in found]
+    numeric = [f for f in found if f.kind == "number"]
+    # a list is a sentence (items between commas, semicolons and "and") or a message of lines
+    segments = [(m.start(), m.end(), r"[^,;:]+") for m in re.finditer(r"[^\n.!?]+(?:[.!?](?=\S)[^\n.!?]*)*", text)]
+    if len({text.count("\n", 0, f.start) for f in numeric}) >= 2:
+        segments.append((0, len(text), r"[^,;:\n]+"))
+    for ss, se, item_re in segments:
+        inside = [f.start for f in numeric if ss <= f.start < se]
+        if len(inside) < 2 or _in_question(text, ss) or _irrealis(text, ss):
+            continue
+        body_start = ss
+        # a heading colon ("Club night: ...") is not followed by a value; a label colon is ("Rating: 1542")
+        heading = next((c for c in re.finditer(r":\s", text[ss:min(inside)])
+                        if not re.match(r"\s*[-+$€£¥₹]?\d", text[ss + c.end():])), None)
+        if heading is not None:
+            body_start = ss + heading.end()  # the heading before the colon is not an item
+        items: list[tuple[str, int, bool]] = []  # (text, start, after "and")
+        for it in re.finditer(item_re, text[body_start:se]):
+            pos = body_start + it.start()
+            after_and = False
+            for k, part in enumerate(re.split(r"\s+(and|[—–-])\s+", it.group(0))):
+                p0 = text.index(part, pos) if part else pos
+                pos = p0 + len(part)
+                if k % 2:
+                    after_and = part == "and"
+                    if part != "and" and len(items) <= 1:
+                        items.clear()  # "Day 3 — ...": a heading before a dash
+                    continue
+                items.append((part, p0, after_and))
+        for n, (part, p0, after_and) in enumerate(items):
+            item = part.strip().rstrip(".")
+            if not item:
+                continue
+            i0 = p0 + part.index(item)
+            i1 = i0 + len(item)
+            words = item.split()
+            if not 1 <= len(words) <= 4 or not re.fullmatch(r"[A-Za-z][A-Za-z' -]*(?:\s&\s[A-Za-z][A-Za-z' -]*)?", item):
+                continue
+            lw = [_low(w) for k, w in enumerate(words) if not (k and re.fullmatch(r"[A-Z]", w))]  # "Mast A"
+            if any(w in lex.pronouns or w in lex.auxiliaries or w in lex.determiners or w in lex.time_words
+                   or w in lex.boundary_words or w in lex.number_words or w in lex.record_words
+                   or _is_verb(w, lex) for w in lw) or (len(lw) == 1 and parse_unit(lw[0]) is not None):
+                continue
+            if any(s0 < i1 and i0 < s1 for s0, s1 in spans):
+                continue  # already a value or a label
+            if any(f.label and f.start >= i1 and text[i1:f.start].strip(" :") == "" for f in found):
+                continue  # the label of the value after it
+            if any(f.label and f.end <= i0 and text[f.end:i0].strip() == "" for f in found):
+                continue  # "38 moves", "25 min clock": words right after a value name it
+            k = _split_item(words)
+            if k:
+                label = " ".join(words[:k])
+                v0 = i0 + item.index(words[k], len(label))
+                name = normalize_attribute(label, value_kind="text")
+                if name:
+                    out.append(Found(name, text[v0:i1], v0, i1, "text", None, None, label))
+                    continue
+            if len(words) > 3 or not (n == 0 or (n == len(items) - 1 and after_and)):
+                continue
+            out.append(Found("item", item, i0, i1, "text", None, None, ""))
     return out
 
 
@@ -1253,6 +1373,9 @@ def extract_text(text: str, *, structured: bool, speaker: str | None = None,
         # "TEMP. 22.5", "Moist. 38 %": in OCR a period after a word and before a number abbreviates the
         # label, it does not end a sentence (same length, so every span still indexes `original`)
         text = re.sub(r"(?<=[A-Za-z])\.(?=[ \t]+[-+$€£¥₹]?\d)", "\u2024", text)
+        # OCR reads the litre sign "l" as "I" or "1": "12.2I", "13.3 1" after a decimal number is "12.2l", "13.3 l"
+        text = re.sub(r"(?<=\d\.\d)I(?![\w.])|(?<=\d\.\d\d)I(?![\w.])", "l", text)
+        text = re.sub(r"(?<=\d\.\d )1(?![\w.,/:])|(?<=\d\.\d\d )1(?![\w.,/:])", "l", text)
     values = [v for v in scan_values(text) if structured or not _in_question(text, v.start)]
     found: list[Found] = []
     used: set[int] = set()  # value starts already turned into observations
@@ -1273,7 +1396,8 @@ def extract_text(text: str, *, structured: bool, speaker: str | None = None,
     found.extend(_text_fields(text, structured))
     if not structured and not assistant and not descriptive:
         taken = {(f.start, f.end) for f in found}
-        found.extend(f for f in _copula_texts(text, values) if (f.start, f.end) not in taken)
+        found.extend(f for f in _copula_texts(text, values, found) if (f.start, f.end) not in taken)
+        found.extend(_list_texts(text, found))
     # one observation per span and attribute
     seen: set[tuple[str, int]] = set()
     out = []
@@ -1339,9 +1463,11 @@ def _cells(text: str, values: list[Value]) -> list[list[_Cell]]:
         parts.append((pos, len(line)))
         for a, b in parts:
             seg = line[a:b]
+            if seg.count(")") > seg.count("("):  # ") Rain (mm)": a bracket of the box before, read into this one
+                seg = re.sub(r"^\s*\)", " ", seg)
             lead = len(seg) - len(seg.lstrip())
             seg = seg.strip()
-            if not seg:
+            if not seg or re.fullmatch(r"[()\[\]{}|]+", seg):  # empty, or a bracket OCR read as a box
                 continue
             s = offset + a + lead
             vs = tuple(v for v in values if v.start >= s and v.end <= s + len(seg))
@@ -1355,7 +1481,9 @@ def _cells(text: str, values: list[Value]) -> list[list[_Cell]]:
             inner = all(re.search(r"\([^()]*$", line[:v.start - offset]) or (
                 v.bare_int and re.search(r"[A-Za-z]\s+$", line[:v.start - offset])
                 and re.match(r"\s+[A-Za-z]", line[v.end - offset:])) for v in vs)
-            is_label = (not vs or inner) and bool(re.search(r"[A-Za-z]{2,}", seg)) and len(seg.split()) <= 6 \
+            # a word of two letters or more, digits inside allowed ("h2o %", "CO2", "PM2.5")
+            is_label = (not vs or inner) and bool(re.search(r"[A-Za-z]{2,}|[A-Za-z]\d+[A-Za-z]", seg)) \
+                and len(re.sub(r"\([^()]*\)", " ", seg).split()) <= 6 \
                 and not re.search(r"\w[:=]\s*\S", seg)
             row.append(_Cell(seg, s, vs, is_label, is_value))
         rows.append(row)
@@ -1369,15 +1497,17 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
     out: list[Found] = []
 
     texts_used: set[int] = set()
+    labels_used: set[int] = set()  # label cells that named a value: a label names one value
 
     def pair_text(label_cell: _Cell, text_cell: _Cell) -> None:
         """ "Customer. | Quill Books", "OPP.\nAurelie": a text value in a cell next to / under its label."""
-        if text_cell.start in texts_used:
+        if text_cell.start in texts_used or label_cell.start in labels_used:
             return
         name = normalize_attribute(label_cell.text.strip(" :."), value_kind="text")
         if name is None:
             return
         texts_used.add(text_cell.start)
+        labels_used.add(label_cell.start)
         out.append(Found(name, text_cell.text, text_cell.start, text_cell.start + len(text_cell.text), "text", None,
                          None, label_cell.text.strip(" :")))
 
@@ -1386,7 +1516,7 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
             pair_text(label_cell, value_cell)
             return
         v = value_cell.values[0]
-        if v.start in used or v.ordinal:
+        if v.start in used or v.ordinal or label_cell.start in labels_used:
             return
         lab = label_cell.text.strip(" :")
         if not _label_ok(lab, v):
@@ -1400,6 +1530,7 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
             fs = [f] if f else []
         if fs:
             used.add(v.start)
+            labels_used.add(label_cell.start)
             used.update(x.start for x in label_cell.values)  # "Zone 2 temp": the 2 belongs to the label
             out.extend(fs)
 
@@ -1411,9 +1542,26 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
         return c.is_label and (c.text.rstrip().endswith((":", ".")) or (c.text.isupper() and len(c.text) > 1))
 
     # label left / value right within a row (not in a row of values under a row of as many labels)
+    def grid_row(k: int) -> bool:
+        """Row k holds the values of a grid: a row of as many labels lies above or below it and row k is only
+        values and short texts ("north | 12.4 mm" over "Wind dir | Rainfall")."""
+        row = rows[k]
+        if not any(c.is_value for c in row) or not all(c.is_value or text_cell(c) for c in row):
+            return False
+        # the label row is a row of captions ("GENRE: | BOOKS:"), or the image has a row of values only under or
+        # over a row of labels (a grid, not "Author | Ann Lee" in a key/value table)
+        return any(0 <= j < len(rows) and len(rows[j]) == len(row) and all(c.is_label for c in rows[j])
+                   and (all(labelish(c) for c in rows[j]) or values_grid) for j in (k - 1, k + 1))
+
+    values_grid = any(len(r) >= 2 and all(c.is_value for c in r) and any(
+        0 <= j < len(rows) and len(rows[j]) == len(r) and all(c.is_label for c in rows[j]) for j in (k - 1, k + 1))
+        for k, r in enumerate(rows))
+
     for k, row in enumerate(rows):
         above_row = rows[k - 1] if k else []
         if len(row) > 2 and len(above_row) == len(row) and all(c.is_label for c in above_row):
+            continue
+        if len(row) >= 2 and grid_row(k):
             continue
         for c1, c2 in zip(row, row[1:]):
             if c1.is_label and c2.is_value and c2.values[0].start not in used:
@@ -1423,26 +1571,52 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
     for k, row in enumerate(rows):
         nxt = rows[k + 1] if k + 1 < len(rows) else []
         header = len(nxt) == len(row) and all(c.is_value for c in nxt)
-        if len(row) == 2 and row[0].is_label and text_cell(row[1]) and not header and (kv_table or labelish(row[0])):
-            pair_text(row[0], row[1])
-    # "OPP.\nAurelie", "Variation:\nNajdorf": a label line over a text line in one column
-    for k in range(len(rows) - 1):
-        a, b = rows[k], rows[k + 1]
-        after = rows[k + 2] if k + 2 < len(rows) else []
-        if (len(a) == len(b) == 1 and labelish(a[0]) and text_cell(b[0]) and not (b[0].text.isupper() and a[0].text.isupper()
-                and not a[0].text.rstrip().endswith((":", "."))) and not (len(after) == 1 and after[0].is_value)):
-            pair_text(a[0], b[0])
+        if len(row) == 2 and row[0].is_label and text_cell(row[1]) and not header and (kv_table or labelish(row[0])) \
+                and not any(0 <= j < len(rows) and len(rows[j]) == 2 and grid_row(j) for j in (k - 1, k + 1)):
+            pair_text(row[0], row[1])  # (not the caption row of a grid: "Air temp | Humidity" under values)
 
-    def split_values(row: list[_Cell]) -> list[_Cell]:
-        """Cells OCR merged ("16 11", "0.09 mg/L 6 mg/L") split into one cell per value."""
+    def split_values(row: list[_Cell], trailing_text: bool = False) -> list[_Cell]:
+        """Cells OCR merged ("16 11", "0.09 mg/L 6 mg/L") split into one cell per value; with `trailing_text`
+        also a word after the last value ("320 12.5 EUR mystery" -> 320, 12.5 EUR, mystery)."""
         out_row = []
         for c in row:
-            if c.is_value or len(c.values) < 2 or re.search(r"[A-Za-z]{2,}", re.sub(
-                    "|".join(re.escape(v.raw) for v in c.values), " ", c.text)):
+            vs = sorted(c.values, key=lambda v: v.start)
+            tail = ""
+            if trailing_text and vs and not c.is_value:
+                m = re.fullmatch(r"\s+([A-Za-z][A-Za-z-]*)", text[vs[-1].end:c.start + len(c.text)])
+                tail = m.group(1) if m else ""
+            rest = re.sub("|".join(re.escape(v.raw) for v in vs), " ", c.text) if vs else c.text
+            if tail:
+                rest = rest[:rest.rindex(tail)]
+            if c.is_value or len(vs) < (1 if tail else 2) or re.search(r"[A-Za-z]{2,}", rest):
                 out_row.append(c)
             else:
-                out_row.extend(_Cell(v.raw, v.start, (v,), False, True) for v in c.values)
+                out_row.extend(_Cell(v.raw, v.start, (v,), False, True) for v in vs)
+                if tail:
+                    t0 = c.start + len(c.text) - len(tail)
+                    out_row.append(_Cell(tail, t0, (), True, False))
         return out_row
+
+    def split_labels(labels: list[_Cell], n: int) -> list[_Cell]:
+        """Label cells OCR merged into one box, split into `n` labels at the ends of their units in
+        parentheses ("Chlorine (ppm) Acid (pH)"); unchanged when that does not give `n` labels, or in the
+        first row (a title: "Station Two" over "14 | 22")."""
+        need = n - len(labels)
+        if labels and rows and labels[0].start < (rows[1][0].start if len(rows) > 1 else len(text)):
+            return labels
+        for pattern in (r"(?<=\))\s+(?=\S)",):
+            cuts = [(c, m) for c in labels for m in re.finditer(pattern, c.text)]
+            if len(cuts) == need:
+                out_row = []
+                for c in labels:
+                    pos = 0
+                    for m in [m for cc, m in cuts if cc is c] + [None]:
+                        end = m.start() if m else len(c.text)
+                        piece = c.text[pos:end]
+                        out_row.append(_Cell(piece, c.start + pos, (), True, False))
+                        pos = m.end() if m else pos
+                return out_row
+        return labels
 
     def vertical(label_first: bool) -> list[tuple[_Cell, _Cell]]:
         pairs: list[tuple[_Cell, _Cell]] = []
@@ -1453,22 +1627,50 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
             labels = [c for c in lrow if c.is_label and c.start not in taken]
             if labels and len(labels) == len(lrow) and len(vrow) < len(labels):
                 vrow = split_values(vrow)
+                if len(vrow) < len(labels):
+                    vrow = split_values(vrow, trailing_text=True)  # "320 12.5 EUR mystery"
+            if labels and len(labels) == len(lrow) and all(c.is_value or text_cell(c) for c in vrow) \
+                    and len(vrow) > len(labels):
+                labels = split_labels(labels, len(vrow))  # "Chlorine (ppm) Acid (pH) Water (°C)" over 3 values
+                lrow = labels
             vals = [c for c in vrow if c.is_value and c.values[0].start not in used and c.start not in taken]
-            texts = [c for c in vrow if label_first and text_cell(c) and c.start not in taken]
+            # a text value shares a row with a number ("north | 12.4 mm" over "Wind dir | Rainfall")
+            # (in a grid: a key/value row "Loan time | 14 days" over "Branch | North" is no row of values)
+            # (a row that starts with a value is no key/value row either: "1418.45 USD | Ann Lee" over two labels)
+            texts = [c for c in vrow if (label_first or vals and (values_grid or all(labelish(c) for c in labels)
+                                                                  or vrow[0].is_value))
+                     and text_cell(c) and c.start not in taken]
             if labels and len(labels) == len(lrow) and vals and len(vals) + len(texts) == len(vrow) == len(labels):
                 for lc, vc in zip(labels, vrow):
                     pairs.append((lc, vc))
                     taken.update((lc.start, vc.start))
         return pairs
 
+    def dangling(pairs: list[tuple[_Cell, _Cell]]) -> int:
+        """Label rows a reading leaves unpaired between the title (first row) and its first pair: a
+        label right under the title that names nothing is a sign of the wrong reading."""
+        line_row = {text.count("\n", 0, r[0].start): k for k, r in enumerate(rows)}
+        paired = {line_row.get(text.count("\n", 0, c.start), 0) for p in pairs for c in p}
+        if not paired:
+            return 0
+        return sum(1 for k in range(1, min(paired)) if all(c.is_label for c in rows[k]))
+
     # label above value, or value above label ("7h 12m" over "Sleep"): the reading that pairs more cells
     above, below = vertical(True), vertical(False)
-    # a tie usually means a title row over "value above label" cards: then the last row is a label
-    # that only the value-above reading consumes
+    # a tie: the reading that leaves no label between the title and the first pair; then a title row over
+    # "value above label" cards, where the last row is a label that only the value-above reading consumes
     last = rows[-1][-1].start if rows else -1
-    prefer_below = len(below) > len(above) or (
-        len(below) == len(above) and any(lc.start == last for lc, _ in below)
-        and not any(lc.start == last or vc.start == last for lc, vc in above))
+    da, db = dangling(above), dangling(below)
+    prefer_below = len(below) > len(above) or (len(below) == len(above) and (db < da or db == da and (
+        any(lc.start == last for lc, _ in below)
+        and not any(lc.start == last or vc.start == last for lc, vc in above))))
     for lc, vc in (below if prefer_below else above):
         pair(lc, vc)
+    # "OPP.\nAurelie", "Variation:\nNajdorf": a label line over a text line in one column
+    for k in range(len(rows) - 1):
+        a, b = rows[k], rows[k + 1]
+        after = rows[k + 2] if k + 2 < len(rows) else []
+        if (len(a) == len(b) == 1 and labelish(a[0]) and text_cell(b[0]) and not (b[0].text.isupper() and a[0].text.isupper()
+                and not a[0].text.rstrip().endswith((":", "."))) and not (len(after) == 1 and after[0].is_value)):
+            pair_text(a[0], b[0])
     return out

@@ -1,0 +1,102 @@
+"""Prose record items the rule extractor reads without a domain word list: text fields after a heading,
+names ending in a capital letter, labels written after their value at the end of a list, number words
+and unlabelled items of a log line."""
+from __future__ import annotations
+
+from datetime import datetime
+
+import pytest
+
+from core.extract import RuleExtractor
+from core.model import Observation, Round, Utterance
+
+
+def _ex(text: str) -> dict[str, Observation]:
+    r = Round("S1:R1", "S1", datetime(2025, 3, 4, 9, 0), (Utterance("user", text),), ())
+    out: dict[str, Observation] = {}
+    for o in RuleExtractor().extract(r, {}):
+        assert text[o.start:o.end] == o.raw_value, o
+        assert o.attribute not in out, f"duplicate {o.attribute}"
+        out[o.attribute] = o
+    return out
+
+
+def test_text_field_after_a_heading_colon():
+    d = _ex("Returned today: Genre: mystery, pages came in at 320 and fine at 2.40 EUR.")
+    assert d["genre"].raw_value == "mystery" and d["genre"].value_kind == "text"
+    assert d["pages"].number == 320
+
+
+def test_copula_value_that_ends_with_a_capital_letter():
+    d = _ex("Chess club night: the board was Table A, my rating came in at 1542.")
+    assert d["board"].raw_value == "Table A"
+    assert _ex("Rough week. The party was a blast!") == {}
+
+
+def test_label_after_the_last_value_of_a_list():
+    d = _ex("Weather station: wind came in at 14 kph, 3.2 mm rain and 61 pct hum. rel.")
+    assert d["rain"].number == 3.2 and d["rain"].unit == "mm"
+    assert d["hum_rel"].number == 61  # an abbreviation period inside a label after its value
+    d = _ex("Chess night: 1542 rating and 38 moves")
+    assert d["rating"].number == 1542  # a heading colon, then "value label"
+
+
+def test_number_words_with_a_label_in_a_list_of_measurements():
+    d = _ex("Library visit: seven loans, fines came in at 2.40 EUR and three renewals/week.")
+    assert d["loans"].number == 7 and d["loans"].raw_value == "seven"
+    assert d["renewals_week"].number == 3
+    d = _ex("Club night: logged five of wins, rating at 1542.")
+    assert d["wins"].number == 5
+
+
+def test_number_words_in_chat_stay_words():
+    assert _ex("I have two kids and a dog.") == {}
+    assert _ex("Met two friends for lunch, it was great.") == {}
+
+
+def test_text_items_of_a_record_list_by_case():
+    # a capitalised label before its value, lower-case label words before a name, a label word before a name
+    d = _ex("Club night: BOARD Table A, 38 moves and rating came in at 1542.")
+    assert d["board"].raw_value == "Table A" and d["moves"].number == 38
+    d = _ex("Weather station: rain at 3.2 mm, wind at 14 kph and sensor Mast B.")
+    assert d["sensor"].raw_value == "Mast B"
+    d = _ex("Returned books. Branch North Hill Road, 3 loans and fines at 2.40 EUR.")
+    assert d["branch"].raw_value == "North Hill Road"
+
+
+def test_unlabelled_item_opening_a_log_line():
+    d = _ex("Week 4 — queen's gambit, 38 moves, 1542 rating")
+    assert d["item"].raw_value == "queen's gambit" and d["item"].value_kind == "text"
+    assert d["moves"].number == 38 and d["rating"].number == 1542
+
+
+@pytest.mark.parametrize("text", [
+    "Great game with Sam, 38 moves in 25 minutes, lovely evening.",  # a remark in a list is no item
+    "Going to the library tomorrow: 3 loans, fines 2.40 EUR, mystery shelf.",  # a plan
+    "Chess tonight, nice.",  # no measured values
+])
+def test_no_text_items_outside_record_lists(text):
+    assert "item" not in _ex(text)
+
+
+def test_text_item_in_a_message_of_lines():
+    d = _ex("Played a match: sicilian defence\nMoves: 38\nrating 1542")
+    assert d["item"].raw_value == "sicilian defence" and d["moves"].number == 38
+
+
+def test_names_ending_in_a_capital_letter_in_lists_and_copulas_in_line_records():
+    d = _ex("Weather station: rain at 3.2 mm, wind at 14 kph and sensor Mast A.")
+    assert d["sensor"].raw_value == "Mast A"
+    d = _ex("Club night! the opening was sicilian\nmoves 38\nRating: 1542")
+    assert d["opening"].raw_value == "sicilian" and d["moves"].number == 38
+    assert _ex("Lovely day! the weather was great\nsee you soon") == {}
+
+
+def test_a_calendar_noun_after_the_value_does_not_replace_its_label():
+    d = _ex("Returned a book! Fine: 2.40 EUR; Overdue by: 4 days")
+    assert d["overdue"].number == 4 and "days" not in d
+
+
+def test_a_name_with_an_ampersand_closes_a_list():
+    d = _ex("Sent an invoice. Total came in at 1296.96 USD, time at 12 h and client Pine & Sons.")
+    assert d["client"].raw_value == "Pine & Sons"

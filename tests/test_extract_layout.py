@@ -1,0 +1,85 @@
+"""OCR layouts the rule extractor pairs by position: grids of text and number cards, which reading of
+alternating label/value rows is right, labels with digits, and OCR's confusions of the litre sign."""
+from __future__ import annotations
+
+from datetime import datetime
+
+from core.extract import RuleExtractor
+from core.model import ImageRef, Observation, Round, Utterance
+
+
+def _ocr(text: str) -> dict[str, Observation]:
+    r = Round("S1:R1", "S1", datetime(2025, 3, 4, 9, 0), (Utterance("user", "screenshot"),), (ImageRef("I1"),))
+    obs = RuleExtractor().extract(r, {"I1": text})
+    out: dict[str, Observation] = {}
+    for o in obs:
+        assert o.source == "ocr" and text[o.start:o.end] == o.raw_value, o
+        assert o.attribute not in out, f"duplicate {o.attribute}: {obs}"
+        out[o.attribute] = o
+    return out
+
+
+def test_grid_of_cards_with_a_text_value_reads_value_above_label():
+    # a weather station app: big values over small captions, two cards per row, one value is a word
+    d = _ocr("Station Pro\nnorth | 12.4 mm\nWind dir | Rainfall\n14 °C | 62%\nAir temp | Humidity\n09:12")
+    assert d["wind_dir"].raw_value == "north" and d["wind_dir"].value_kind == "text"
+    assert d["rainfall"].number == 12.4 and d["rainfall"].unit == "mm"
+    assert d["air_temp"].number == 14 and d["humidity"].number == 62
+    assert "north" not in d  # the text value is not a label of the number beside it
+
+
+def test_grid_with_caption_labels_and_a_missing_card():
+    d = _ocr("Loans Desk\nmystery | 3\nGENRE: | BOOKS:\n2.40 EUR\nFINES:\nToday")
+    assert d["genre"].raw_value == "mystery" and d["books"].number == 3
+    assert d["fines"].number == 2.4
+
+
+def test_label_above_value_column_with_a_footer_word():
+    # one card per row, label over value; the footer "Today" names nothing
+    d = _ocr("LibraryApp\nLOANS.\n3\nFINES.\n€ 2.40\nRENEWED.\n1\nToday")
+    assert (d["loans"].number, d["fines"].number, d["renewed"].number) == (3, 2.4, 1)
+    d = _ocr("ChessHub\nrating\n1542\ngames played\n19\nToday")
+    assert d["rating"].number == 1542 and d["games_played"].number == 19
+
+
+def test_value_above_label_cards_still_read_below():
+    d = _ocr("Sleep Tracker\n7h 12m\nSleep\n62 bpm\nResting HR")
+    assert d["sleep_duration"].number == 432 and d["resting_hr"].number == 62
+
+
+def test_key_value_table_with_a_text_row_is_not_a_grid():
+    d = _ocr("Shelf app\nPages (n) | 320\nWeight (kg) | 0.4\nAuthor | Ann Lee\nLatest")
+    assert d["pages"].number == 320 and d["weight"].number == 0.4
+    assert d["author"].raw_value == "Ann Lee"
+
+
+def test_label_words_with_digits():
+    d = _ocr("Greenhouse\nh2o %\n61%\nTemp\n21.5 °C")
+    assert d["h2o"].number == 61 and d["temp"].number == 21.5
+
+
+def test_ocr_litre_sign_read_as_capital_i_or_one():
+    d = _ocr("Rain barrel\nVolume:\n12.5I\nToday")
+    assert d["volume"].number == 12.5 and d["volume"].unit == "L" and d["volume"].raw_value == "12.5I"
+    d = _ocr("Tank log\n13.3 1 | 21.5 C\nFILL: | WATER TEMP:")
+    assert d["fill"].number == 13.3 and d["fill"].unit == "L" and d["water_temp"].number == 21.5
+    d = _ocr("Scores\nRound 1 | 16 11")  # whole numbers after a space stay numbers
+    assert all(o.unit != "L" for o in d.values())
+
+
+def test_label_box_merged_by_ocr_is_split_at_its_units():
+    d = _ocr("Pool Monitor\nChlorine (ppm) Acid (pH) | ) Water (°C)\n1.5 | 7.2 | 27.5\nToday")
+    assert d["chlorine"].number == 1.5 and d["chlorine"].unit == "ppm"
+    assert d["acid"].number == 7.2 and d["water"].number == 27.5 and d["water"].unit == "°C"
+    d = _ocr("Station Two\nWind Gust\n14 | 22")  # a title-like label row is not cut into words
+    assert "wind" not in d and "gust" not in d
+
+
+def test_value_box_merged_by_ocr_with_a_trailing_word():
+    d = _ocr("Loans Desk\npages | fine | genre\n320 12.5 EUR mystery\nLatest")
+    assert d["pages"].number == 320 and d["fine"].number == 12.5 and d["genre"].raw_value == "mystery"
+
+
+def test_value_first_row_over_two_labels_holds_a_text_value():
+    d = _ocr("Ledger\n1418.45 USD | Ann Lee\nInvoice total | Bill to\n12.9 hrs\nHours")
+    assert d["invoice_total"].number == 1418.45 and d["bill"].raw_value == "Ann Lee"

@@ -343,7 +343,7 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
     low = rest.lower()
     qlow = q.lower()
     asks_date = bool(re.search(r"\b(which|what)\s+(day|date|night|morning|evening|week|month|time)\b|^\s*when\b|"
-                               r"\bon which\b|\bwhat day\b", qlow))
+                               r"\bon which\b|\bwhat day\b|\b(?:give|tell|name)\s+(?:me\s+)?the\s+(?:day|date)\b", qlow))
     common = dict(question=question, event=event, time_range=tr, conditions=conditions, asks_date=asks_date)
 
     def target(*patterns: str) -> str:

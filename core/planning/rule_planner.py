@@ -679,7 +679,9 @@ def compose_answer(plan: Plan, records: Sequence) -> "Answer | None":
     ids = tuple(u.unit_id for r in ok for u in r.units)
     rounds = tuple(dict.fromkeys(x for r in ok for u in r.units for x in u.rounds))
     if d.rare:
-        return _rare_answer(d, records)
+        return _rare_answer(d, records) or _no_number(d)
+    if d.retrieval == "semantic" and a.kind in COMPUTED_KINDS:
+        return _no_number(d)
     if a.kind == "compare" and d.tool == "Compute":
         comp = [r for r in ok if r.tool == "Compute" and isinstance(r.value, dict)]
         if len(comp) != 2 or a.baseline is None:
@@ -726,6 +728,21 @@ def compose_answer(plan: Plan, records: Sequence) -> "Answer | None":
         more = f" and {n - len(days)} more" if days and n > len(days) else ""
         return Answer(f"Yes, {n} time{'s' if n != 1 else ''}{shown}{more}.", "rows", 1.0, ids, rounds)
     return None
+
+
+# intents whose answer is a number computed over records: retrieved text (a caption, a fragment) never
+# answers them; without a column (or observations) to compute over, the answer is a refusal
+COMPUTED_KINDS = frozenset({"aggregate", "extreme", "how_many", "count", "trend", "latest", "first",
+                            "value_sum", "compare"})
+
+
+def _no_number(d: Decision) -> "Answer":
+    """The refusal of a computed intent that found nothing to compute over."""
+    from .answer import REFUSAL
+    from .trace import Answer
+
+    what = (d.analysis.target_text or "").strip(" ?.!") or "it"
+    return Answer(f"{REFUSAL}: no records hold {what}.", "refusal", 0.0, refused=True)
 
 
 def _rare_answer(d: Decision, records: Sequence) -> "Answer | None":

@@ -207,6 +207,27 @@ def asked_units(text: str) -> list[str]:
     return out
 
 
+def asked_per(text: str) -> str | None:
+    """The unit a quantity is asked per when the question writes a compound as a name ('price/L',
+    'mites/day' -> the canonical unit after the slash), None otherwise: 'Price/L' is a price per litre,
+    not a price in euros, whatever the words before the slash are."""
+    for m in re.finditer(r"\b([a-z]+)\s*/\s*([a-z]+)\b", text.lower()):
+        if unit_info(m[1]) is not None:
+            continue  # a unit itself ("km/h"): asked_units reads it
+        info = unit_info(m[2])
+        if info is not None:
+            return info.unit
+    return None
+
+
+def per_unit(unit: str | None) -> str | None:
+    """The canonical unit after a compound unit's slash ('€/L' -> 'L', '/100km' -> None)."""
+    if not unit or "/" not in unit:
+        return None
+    info = unit_info(unit.rsplit("/", 1)[1].strip())
+    return info.unit if info else None
+
+
 def _contains(seq: Sequence[str], phrase: Sequence[str]) -> bool:
     n = len(phrase)
     return any(list(seq[i:i + n]) == list(phrase) for i in range(len(seq) - n + 1))
@@ -399,6 +420,59 @@ def lemmas(text: str) -> list[str]:
     return out
 
 
+def text_words(text: str) -> set[str]:
+    """A text's words as tokens and verb lemmas ('Drove 40 km' -> drove, drive, km)."""
+    low = text.lower().replace("_", " ")
+    return set(tokens(low)) | set(lemmas(low))
+
+
+def phrase_words(phrase: str) -> list[str]:
+    """The content words of a phrase naming records, in order, as tokens or verb lemmas ('did I feed
+    the starter' -> feed, starter; 'starter feeds' -> starter, feed)."""
+    from ..lexicon import lemma
+
+    out = []
+    for w in re.findall(r"[a-z0-9]+", phrase.lower()):
+        if w in STOP or w in _FUNCTION_WORDS or w in _PARTICLES:
+            continue
+        t = tokens(w)
+        if not t:
+            continue
+        lw = lemma(w)
+        x = stem(lw) if lw != w else t[0]
+        if x not in SCAFFOLD and x not in RECORD_WORDS and x not in out:
+            out.append(x)
+    return out
+
+
+ROWS_ABOUT_MIN = 0.5  # share of a table's rows whose rounds name the records for the rows to be those records
+
+
+def rows_about(phrase: str, tables: Sequence[TableMeta],
+               row_words: Callable[[str], Sequence[frozenset[str]]]) -> dict[str, float]:
+    """Per table, the share of its rows whose round (what the user wrote, image captions) names what
+    `phrase` names: its head word (last content word; an abbreviation counts) and at least half of its
+    content words (every one of a phrase of up to three). A table named after a field ("temp_log") is found by the noun of its rows ("bakes")."""
+    want = phrase_words(phrase)
+    if not want:
+        return {}
+    head = want[-1]
+
+    out = {}
+    for t in tables:
+        rows = row_words(t.table_name)
+        if not rows:
+            continue
+        vocab = frozenset().union(*rows)
+        # each wanted word's spellings in these rounds: itself and the words it abbreviates or that abbreviate it
+        forms = {w: {w} | {x for x in vocab if len(w) >= 3 and len(x) >= 3 and (abbreviates(w, x) or abbreviates(x, w))}
+                 for w in want}
+        need = len(want) if len(want) <= 3 else -(-2 * len(want) // 3)  # every word of a short phrase, else 2/3
+        hit = sum(1 for r in rows if forms[head] & r and sum(1 for w in want if forms[w] & r) >= need)
+        out[t.table_name] = hit / len(rows)
+    return out
+
+
 def query_tokens(text: str, vocab: Sequence[str]) -> list[str]:
     """The phrase's content tokens (and their lemmas), plus the vocabulary words they abbreviate or are
     abbreviations of."""
@@ -427,12 +501,13 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
                   dtypes: tuple[str, ...] = ("DOUBLE",), table_prior: dict[str, float] | None = None,
                   exclude: set[tuple[str, str]] = frozenset(), dimension: str | None = None,
                   implied: str | None = None, records: str | None = None,
-                  named: set[str] = frozenset()) -> list[ColumnChoice]:
+                  named: set[str] = frozenset(), per: str | None = None) -> list[ColumnChoice]:
     """Rank the attribute columns of `tables` (of the given types) for `text`, best first.
 
     `dimension`: a unit dimension the question names (a hard constraint: columns of another
     dimension are left out when any column has it); `implied`: a dimension the question's words
-    suggest (an adjective of measure; a preference, not a constraint)."""
+    suggest (an adjective of measure; a preference, not a constraint); `per`: the unit a compound
+    quantity is asked per ('price/L' -> L: a hard constraint to columns in some unit per litre, when any)."""
     cands = [(t, c) for t in tables for c in t.attribute_columns()
              if c.dtype in dtypes and (t.table_name, c.name) not in exclude]
     if not cands:
@@ -444,6 +519,10 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         hard = [(t, c) for t, c in cands if unit_dimension(c.unit) in dims]
         if hard:
             cands = hard
+    per = per or asked_per(text)
+    per_cols = {(t.table_name, c.name) for t, c in cands if per and per_unit(c.unit) == per}
+    if per_cols:
+        cands = [(t, c) for t, c in cands if (t.table_name, c.name) in per_cols]
     docs, index, vocab, own = _column_index(cands)
     qtok = query_tokens(text, vocab)
     qset = set(qtok)
@@ -478,7 +557,9 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
     out = []
     for i, (t, c) in enumerate(cands):
         cdim = unit_dimension(c.unit)
-        overlap = len(plain & own[i]) + (1 if dims and cdim in dims else 0)  # the unit asked names it
+        per_hit = (t.table_name, c.name) in per_cols
+        # the unit asked names it, or the unit it is asked per
+        overlap = len(plain & own[i]) + (1 if dims and cdim in dims else 0) + (1 if per_hit else 0)
         dim_hit = bool(implied and (cdim == implied or cdim in RELATED_DIMENSIONS.get(implied, ())))
         # an implied dimension ("longest" -> duration) supports a column only in a table the question names
         named_table = bool(set(table_words(t.table_name)) & plain) or t.table_name in named_tables
@@ -508,7 +589,7 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         # ("heat pump COP" is not "heating": one word of three, and not the head)
         # a matched word that only modifies an unmatched noun ("heat" in "heat pump COP") does not name
         # this column: some matched word must head its phrase (not be followed by another content noun)
-        lexical = overlap > 0 and (bool(dims and cdim in dims) or _heads(seq, own[i]))
+        lexical = overlap > 0 and (bool(dims and cdim in dims) or per_hit or _heads(seq, own[i]))
         supported = lexical or float(cos[i]) >= COS_SUPPORT or (dim_hit and named_table)
         out.append(ColumnChoice(t.table_name, c.name, round(score, 4), round(float(cos[i]), 4),
                                 round(float(bm[i]), 4), overlap, supported, cdim))

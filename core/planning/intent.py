@@ -141,7 +141,7 @@ def _clause_end(text: str, phrase: str) -> tuple[str, str]:
     return cut.strip().rstrip("?.! "), phrase
 
 
-_UNIT_AFTER = r"\s*((?:min(?:utes?)?\s*)?(?:/|per\s+)(?:km|kilomet\w*|mi|miles?)\b|[a-z%°/]+)?"
+_UNIT_AFTER = r"\s*((?:min(?:utes?)?\s*)?(?:/|per\s+)(?:km|kilomet\w*|mi|miles?)\b|[a-z%°€$£]+(?:/\d*[a-z]+)?|/[a-z]+)?"
 _OR_MORE = [(r"or\s+(?:more|higher|above|greater|longer|over|better|up)", ">="),
             (r"or\s+(?:less|fewer|lower|below|under|shorter|worse)", "<=")]
 
@@ -290,6 +290,9 @@ _RECORDS = [
     # "over all my harvests", "across every invoice", "among all of the games"
     r"\b(?:over|across|among|in|for|from|of|on)\s+(?:all\s+(?:of\s+)?|every\s+|each\s+)(?:my\s+|our\s+|the\s+)?"
     r"(?P<r>[a-z]+(?:\s+[a-z]+)?)",
+    # "adding up every invoice", "summing all my harvests"
+    r"\b(?:adding|add|summing|sum)\s+up\s+(?:all\s+(?:of\s+)?|every\s+|each\s+)?(?:my\s+|our\s+|the\s+)?"
+    r"(?P<r>[a-z]+(?:\s+[a-z]+)?)",
     # "what X did my last harvest show", "what did the first invoice say"
     r"\b(?:did|do|does)\s+(?:my|our|the)\s+(?:(?P<q>last|latest|first|earliest|most\s+recent)\s+)?"
     r"(?P<r>[a-z]+(?:\s+[a-z]+)?)\s+(?:show|have|record|log|read|say|list|give)\b",
@@ -318,7 +321,7 @@ def _records_phrase(low: str) -> tuple[str, str, str | None] | None:
             continue
         # "did my last harvest show": the qualifier stays (it is the operator), the rest goes
         q = m.groupdict().get("q") or (" ".join(quals) if quals else None)
-        return " ".join(ws), (m[0] if q is not None or "show" in m[0] or m[0].startswith("did") else r), q
+        return " ".join(ws), (m[0] if q is not None or "show" in m[0] or m[0].startswith(("did", "add", "sum")) else r), q
     return None
 
 

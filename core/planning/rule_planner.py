@@ -22,7 +22,7 @@ import numpy as np
 
 from ..config import Config
 from .columns import (
-    SCAFFOLD, ColumnChoice, abbreviates, asked_units, description_words, convert, match_categories, match_columns, name_tokens,
+    ROWS_ABOUT_MIN, SCAFFOLD, ColumnChoice, rows_about, abbreviates, asked_units, description_words, convert, match_categories, match_columns, name_tokens,
     question_words, record_noun, table_words, unit_dimension, unit_info, unit_tokens,
 )
 from .context import PlanningContext
@@ -378,6 +378,30 @@ class RulePlanner:
                 return info.dimension
         return unit_dimension(units[0])
 
+    def _rows_about(self, phrase: str | None, tables: list[TableMeta]) -> dict[str, float]:
+        """Per table, the share of its rows whose rounds name what `phrase` names (columns.rows_about);
+        empty without a phrase or without the rounds."""
+        if not phrase or self.builder is None or not hasattr(self.builder, "row_words"):
+            return {}
+        return rows_about(phrase, tables, self.builder.row_words)
+
+    def _tables_of_rows(self, phrase: str | None, tables: list[TableMeta]) -> set[str]:
+        """Tables whose rows are the records `phrase` names, by the words of their rounds."""
+        return {t for t, share in self._rows_about(phrase, tables).items() if share >= ROWS_ABOUT_MIN}
+
+    @staticmethod
+    def _counted_phrase(a: Analysis) -> str | None:
+        """What a count counts, as the question words it: 'how many starter feeds' -> 'starter feeds',
+        'how many times did I water the ferns' -> 'did I water the ferns', else the records phrase."""
+        if a.records:
+            return a.records
+        noun = a.how_many_noun
+        low = a.question.lower()
+        if noun and noun not in ("times", "time"):
+            m = re.search(r"\b(?:how\s+many|number\s+of)\s+((?:[a-z-]+\s+){0,2}?" + re.escape(noun.lower()) + r")\b", low)
+            return m[1] if m else noun
+        return a.target_text or None
+
     def _noun_is_quantity(self, a: Analysis, tables: list[TableMeta]) -> bool:
         """'how many hours/grams' (a unit) or 'how many eggs' (a numeric column's own name or unit):
         a sum; 'how many harvests' (the rows' noun, a table's name) or nothing numeric: a count."""
@@ -396,11 +420,14 @@ class RulePlanner:
         # eggs / egg_count, not "tests" for test_temperature
         named = [c for c in cols if n in unit_tokens(c.unit) or any(
             h is not None and (h == n or abbreviates(h, n)) for h in map(head_word, (c.name,) + tuple(c.aliases)))]
+        if a.records and stem(a.records.split()[-1]) != n:
+            # "how many eggs over all my harvests": the records are named apart, the noun is what they hold
+            return True
         if not named:
             return False
         rows_noun = any(n in table_words(t.table_name) or any(abbreviates(w, n) or abbreviates(n, w)
                                                               for w in table_words(t.table_name))
-                        for t in tables)
+                        for t in tables) or bool(self._tables_of_rows(self._counted_phrase(a), tables))
         if not rows_noun:
             return True
         # the noun names both a table and a column: the column when that is all its name says
@@ -413,6 +440,8 @@ class RulePlanner:
         qt = {w for w in tokens(" ".join(filter(None, [a.how_many_noun, a.records, a.target_text])))
               if w not in SCAFFOLD}
         best_key, table = None, None
+        # the rows the question counts may be named only in their rounds ("bakes" in a table temp_log)
+        about = self._rows_about(self._counted_phrase(a), tables)
         for t in tables:
             tw = set(table_words(t.table_name))
             words_t = tw | set(description_words(t.description)) | {
@@ -420,8 +449,10 @@ class RulePlanner:
 
             def hit(w, pool):
                 return w in pool or any(abbreviates(w, x) or abbreviates(x, w) for x in pool)
-            lex = sum(1 for w in qt if hit(w, words_t)) + (3 if noun and hit(noun, tw) else 0)
-            key = (lex, prior.get(t.table_name, 0.0))
+            share = about.get(t.table_name, 0.0)
+            lex = sum(1 for w in qt if hit(w, words_t)) + (3 if noun and hit(noun, tw) else 0) + (
+                4 if share >= ROWS_ABOUT_MIN else 0)
+            key = (lex, share, prior.get(t.table_name, 0.0))
             if lex > 0 and (best_key is None or key > best_key):
                 best_key, table = key, t.table_name
         what = a.records or (a.how_many_noun if noun and noun not in ("time", "day", "night", "week", "month")
@@ -471,7 +502,7 @@ class RulePlanner:
             # the unit the answer is asked in is a hard constraint (not the units of conditions)
             dim = self._asked_dimension(a)
             # tables whose rows the question names by a category value ("my runs" -> activity = run)
-            named = {m.table for m in cats}
+            named = {m.table for m in cats} | self._tables_of_rows(a.records, tables)
             numeric = match_columns(text, tables, self.embed, self.encode_query, self.config.lambda_meta,
                                     dtypes=dtypes, table_prior=prior, exclude=used, dimension=dim,
                                     records=a.records, named=named)

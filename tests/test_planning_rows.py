@@ -27,6 +27,8 @@ LOANS = [dict(fee=0.5 * (i % 4), pages=float(180 + 37 * i % 260), time=T0 + time
          for i in range(9)]
 GROCERIES = [dict(price=12.0 + 3.5 * (i % 5), rate=1.2 + 0.45 * (i % 6), weight=2.0 + 0.7 * (i % 3),
                   time=T0 + timedelta(days=2 * i, hours=6)) for i in range(13)]
+REPAIRS = [dict(total=30.0 + 11.0 * (i % 5), parts=float(1 + i % 4), time=T0 + timedelta(days=5 * i, hours=3))
+           for i in range(7)]
 # table -> (description, [(column, dtype, unit, labels as written)], rows, what the user wrote)
 TABLES = {
     "fee_log": ("One row per fee record: fee (€), pages.",
@@ -36,6 +38,9 @@ TABLES = {
                  [("price", "DOUBLE", "€", ("Price",)), ("rate", "DOUBLE", "€/kg", ("Rate",)),
                   ("weight", "DOUBLE", "kg", ("Weight",))], GROCERIES,
                  lambda r: f"Grocery run done: paid {r['price']} €, {r['rate']} €/kg, {r['weight']} kg in the bag."),
+    "total_log": ("One row per total record: total (€), parts.",
+                  [("total", "DOUBLE", "€", ("Total",)), ("parts", "DOUBLE", None, ("Parts",))], REPAIRS,
+                  lambda r: f"Bike tune-up at the shop: total {r['total']} €, {r['parts']:g} parts replaced."),
 }
 
 
@@ -60,7 +65,7 @@ def build_memory(path: Path, embedder) -> Path:
         for seq, (c, _, unit, labels) in enumerate(TABLES[name][1]):
             con.execute("INSERT INTO observations (round_id, seq, attribute, raw_value, number, unit, value_kind, "
                         "source, label, extractor, raw_attribute) VALUES (?, ?, ?, ?, ?, ?, 'number', 'text', ?, "
-                        "'rules', ?)", [rid, seq, c, str(r[c]), r[c], unit, labels[order % len(labels)], c])
+                        "'rules', ?)", [rid, seq, c, str(r[c]), r[c], unit, labels[TABLES[name][2].index(r) % len(labels)], c])
         con.execute("INSERT INTO nodes (node_id, level, parent_id, description, text_emb, t_start, t_end, "
                     "first_order, last_order, n_members, closed, round_id) "
                     "VALUES (?, 'event', NULL, ?, ?, ?, ?, ?, ?, 1, true, ?)",
@@ -107,6 +112,7 @@ def _call(s):
     ("How many loans did I log?", "fee_log", len(LOANS)),
     ("Number of grocery runs in my history?", "rate_log", len(GROCERIES)),
     ("How many times did I return a library loan?", "fee_log", len(LOANS)),
+    ("How many tune-ups are there in total?", "total_log", len(REPAIRS)),
 ])
 def test_records_named_only_in_their_rounds_are_counted(engine, question, table, n):
     t = engine.ask(question)
@@ -150,3 +156,15 @@ def test_a_condition_in_a_compound_unit_keeps_the_whole_unit():
     assert [(c.op, c.number, c.unit.lower()) for c in a.conditions] == [(">", 6.7, "l/100km")]
     a = analyze("How many orders cost more than 20 €?", datetime(2026, 1, 1))
     assert [(c.op, c.number) for c in a.conditions] == [(">", 20.0)]
+
+
+def test_a_generic_word_that_is_a_columns_whole_name_is_that_column(engine):
+    # "total" is both an operator and, here, the name of what was paid
+    s = _step(engine.ask("What's the total total over all my tune-ups?"))
+    assert _call(s) == ("total_log", "total", "sum")
+    assert s.value["value"] == pytest.approx(sum(r["total"] for r in REPAIRS))
+    s = _step(engine.ask("On what date was my total highest?"))
+    assert (s.tool, s.args["table"], s.args["target_column_expression"]) == ("Rank", "total_log", "total")
+    s = _step(engine.ask("First total in my tune-ups?"))
+    assert _call(s) == ("total_log", "total", "first")
+    assert s.value["value"] == REPAIRS[0]["total"]

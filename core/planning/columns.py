@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -40,6 +40,7 @@ MEASURE_ADJECTIVES = {
 # a speed adjective speaks of any rate: "how fast was my pulse" (bpm), "fastest pace" (min/km)
 RELATED_DIMENSIONS = {"speed": ("rate", "pace", "frequency")}
 COS_SUPPORT = 0.45
+COS_SUPPORT_NAMED = 0.35  # ... for a column of the table whose rows the question names
 SCAFFOLD = frozenset({"day", "date", "week", "month", "year", "time", "which", "value", "record", "entry", "log",
                       "ever", "recorded", "record", "total", "average", "mean", "avg", "sum", "number",
                       "latest", "first", "last", "recent", "highest", "lowest", "most", "least",
@@ -465,7 +466,7 @@ def rows_about(phrase: str, tables: Sequence[TableMeta],
             continue
         vocab = frozenset().union(*rows)
         # each wanted word's spellings in these rounds: itself and the words it abbreviates or that abbreviate it
-        forms = {w: {w} | {x for x in vocab if len(w) >= 3 and len(x) >= 3 and (abbreviates(w, x) or abbreviates(x, w))}
+        forms = {w: {w, w[:-1] if len(w) > 2 and w.endswith("s") else w} | {x for x in vocab if len(w) >= 3 and len(x) >= 3 and (abbreviates(w, x) or abbreviates(x, w))}
                  for w in want}
         need = len(want) if len(want) <= 3 else -(-2 * len(want) // 3)  # every word of a short phrase, else 2/3
         hit = sum(1 for r in rows if forms[head] & r and sum(1 for w in want if forms[w] & r) >= need)
@@ -555,6 +556,7 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
             # question names); otherwise a duration ("the longest game", "how long did I sleep")
             implied = "distance"
     out = []
+    loose_only: set[int] = set()  # positions in `out` supported only by the looser cosine
     for i, (t, c) in enumerate(cands):
         cdim = unit_dimension(c.unit)
         per_hit = (t.table_name, c.name) in per_cols
@@ -572,11 +574,16 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         if qset & own[i]:
             # only among columns the phrase names at all: a further name word means a narrower quantity
             score -= 0.2 * min(uncovered, 2)
+        whole_generic = False  # the phrase is a generic word that is this column's whole name ("my total")
         for nm in [c.name] + list(c.aliases):
             parts = [stem(w) for w in re.findall(r"[a-z0-9]+", nm.lower().replace("_", " "))]
             if parts and _contains(seq, parts) and (len(parts) >= 2 or parts[0] not in GENERIC_NAME_WORDS):
                 score += min(0.3, 0.1 * max(len(parts), 1.5))  # a whole name of the column is in the question
                 break
+            if len(parts) == 1 and parts[0] in GENERIC_NAME_WORDS and parts[0] in seq and not [
+                    w for w in orig if w not in _PARTICLES and w not in _FUNCTION_WORDS]:
+                whole_generic = True
+                score += 0.15
         if head and head in own[i]:
             score += 0.15  # the phrase's last word (its head) names the quantity
         if dim_hit:
@@ -590,9 +597,16 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         # a matched word that only modifies an unmatched noun ("heat" in "heat pump COP") does not name
         # this column: some matched word must head its phrase (not be followed by another content noun)
         lexical = overlap > 0 and (bool(dims and cdim in dims) or per_hit or _heads(seq, own[i]))
-        supported = lexical or float(cos[i]) >= COS_SUPPORT or (dim_hit and named_table)
+        # in the table whose rows the question names ("over all my drives"), a looser cosine suffices
+        supported = lexical or whole_generic or float(cos[i]) >= COS_SUPPORT or (dim_hit and named_table)
+        # in the table whose rows the question names a looser cosine suffices, when no column is named
+        loose = not supported and t.table_name in named_tables and float(cos[i]) >= COS_SUPPORT_NAMED
+        if loose:
+            loose_only.add(len(out))
         out.append(ColumnChoice(t.table_name, c.name, round(score, 4), round(float(cos[i]), 4),
-                                round(float(bm[i]), 4), overlap, supported, cdim))
+                                round(float(bm[i]), 4), overlap, supported or loose, cdim))
+    if loose_only and any(ch.supported for k, ch in enumerate(out) if k not in loose_only):
+        out = [replace(ch, supported=False) if k in loose_only else ch for k, ch in enumerate(out)]
     out.sort(key=lambda x: -x.score)
     return out
 

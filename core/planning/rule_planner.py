@@ -514,6 +514,13 @@ class RulePlanner:
                                         dtypes=dtypes, table_prior=prior, dimension=dim, records=a.records,
                                         named=named)
         best = next((c for c in numeric if c.supported), None)
+        by_rows = self._tables_of_rows(a.records, tables) if numeric and a.records else set()
+        inside = next((c for c in numeric if c.supported and c.table in by_rows), None)
+        if inside is not None and best is not None and best.table not in by_rows:
+            # "over all my loans": a column of the table whose rows are the loans, before a like column elsewhere
+            notes.append(f"{inside.table} holds the {a.records} (by its rounds): {inside.column} before "
+                         f"{best.table}.{best.column}")
+            best = inside
         if kind in ("aggregate", "extreme", "value", "value_sum", "latest", "first") and \
                 (best is None or best.overlap == 0) and not a.event:
             dim = self._asked_dimension(a)

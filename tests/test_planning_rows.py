@@ -27,8 +27,9 @@ LOANS = [dict(fee=0.5 * (i % 4), pages=float(180 + 37 * i % 260), time=T0 + time
          for i in range(9)]
 GROCERIES = [dict(price=12.0 + 3.5 * (i % 5), rate=1.2 + 0.45 * (i % 6), weight=2.0 + 0.7 * (i % 3),
                   time=T0 + timedelta(days=2 * i, hours=6)) for i in range(13)]
-REPAIRS = [dict(total=30.0 + 11.0 * (i % 5), parts=float(1 + i % 4), time=T0 + timedelta(days=5 * i, hours=3))
-           for i in range(7)]
+REPAIRS = [dict(total=30.0 + 11.0 * (i % 5), parts=float(1 + i % 4), bike=("Bike A", "Bike B")[i % 2],
+                kind=("brakes", "chain", "gears")[i % 3], job="Kind " + ("brakes", "chain", "gears")[i % 3],
+                time=T0 + timedelta(days=5 * i, hours=3)) for i in range(7)]
 # table -> (description, [(column, dtype, unit, labels as written)], rows, what the user wrote)
 TABLES = {
     "fee_log": ("One row per fee record: fee (€), pages.",
@@ -39,8 +40,11 @@ TABLES = {
                   ("weight", "DOUBLE", "kg", ("Weight",))], GROCERIES,
                  lambda r: f"Grocery run done: paid {r['price']} €, {r['rate']} €/kg, {r['weight']} kg in the bag."),
     "total_log": ("One row per total record: total (€), parts.",
-                  [("total", "DOUBLE", "€", ("Total",)), ("parts", "DOUBLE", None, ("Parts",))], REPAIRS,
-                  lambda r: f"Bike tune-up at the shop: total {r['total']} €, {r['parts']:g} parts replaced."),
+                  [("total", "DOUBLE", "€", ("Total",)), ("parts", "DOUBLE", None, ("Parts",)),
+                   ("bike", "VARCHAR", None, ("Bike",)), ("kind", "VARCHAR", None, ("Kind",)),
+                   ("job", "VARCHAR", None, ("Job",))], REPAIRS,
+                  lambda r: f"Bike tune-up at the shop: {r['bike']}, {r['kind']}, total {r['total']} €, "
+                            f"{r['parts']:g} parts replaced."),
 }
 
 
@@ -65,7 +69,7 @@ def build_memory(path: Path, embedder) -> Path:
         for seq, (c, _, unit, labels) in enumerate(TABLES[name][1]):
             con.execute("INSERT INTO observations (round_id, seq, attribute, raw_value, number, unit, value_kind, "
                         "source, label, extractor, raw_attribute) VALUES (?, ?, ?, ?, ?, ?, 'number', 'text', ?, "
-                        "'rules', ?)", [rid, seq, c, str(r[c]), r[c], unit, labels[TABLES[name][2].index(r) % len(labels)], c])
+                        "'rules', ?)", [rid, seq, c, str(r[c]), r[c] if isinstance(r[c], float) else None, unit, labels[TABLES[name][2].index(r) % len(labels)], c])
         con.execute("INSERT INTO nodes (node_id, level, parent_id, description, text_emb, t_start, t_end, "
                     "first_order, last_order, n_members, closed, round_id) "
                     "VALUES (?, 'event', NULL, ?, ?, ?, ?, ?, ?, 1, true, ?)",
@@ -168,3 +172,23 @@ def test_a_generic_word_that_is_a_columns_whole_name_is_that_column(engine):
     s = _step(engine.ask("First total in my tune-ups?"))
     assert _call(s) == ("total_log", "total", "first")
     assert s.value["value"] == REPAIRS[0]["total"]
+
+
+def test_a_text_value_with_a_short_word_filters_as_a_whole_phrase(engine):
+    s = _step(engine.ask("What was my average total for Bike B?"))
+    assert _call(s) == ("total_log", "total", "avg")
+    assert {"column": "bike", "op": "=", "value": "Bike B"} in s.args["optional_column_filters"]
+    assert s.value["value"] == pytest.approx(statistics.mean(r["total"] for r in REPAIRS if r["bike"] == "Bike B"))
+
+
+def test_of_two_text_columns_sharing_a_value_word_the_named_column_filters(engine):
+    s = _step(engine.ask("On tune-ups where the kind was chain, what was the mean total?"))
+    filters = [f for f in s.args["optional_column_filters"] if f["column"] != "time"]
+    assert filters == [{"column": "kind", "op": "=", "value": "chain"}]
+    assert s.value["value"] == pytest.approx(statistics.mean(r["total"] for r in REPAIRS if r["kind"] == "chain"))
+
+
+def test_how_many_records_is_not_a_sum_of_a_column_in_a_unit(engine):
+    # "total" is in €: "how many tune-ups" counts rows even though a column's name could be read as the noun
+    s = _step(engine.ask("How many tune-ups did I log?"))
+    assert _call(s) == ("total_log", "*", "count") and s.value["n_rows"] == len(REPAIRS)

@@ -685,7 +685,12 @@ def match_categories(text: str, tables: Sequence[TableMeta]) -> list[CategoryMat
             root = _agent_root(c.name)
             for canon, variants in groups.items():
                 vt = canon.split()
-                if not vt or not all(len(x) >= 3 or x == "me" for x in vt):
+                if not vt:
+                    continue
+                if not all(len(x) >= 3 or x == "me" for x in vt):
+                    # a value with a short word ("Hive D", "Plot 7") only as a whole phrase of the question
+                    if any(len(x) >= 3 for x in vt) and _contains(toks, vt):
+                        out.append(CategoryMatch(t.table_name, c.name, variants[0], tuple(variants)))
                     continue
                 if canon == "me":
                     # the user's own value: only as the subject of the column's verb ("I won")
@@ -702,7 +707,22 @@ def match_categories(text: str, tables: Sequence[TableMeta]) -> list[CategoryMat
         k = (m.table, m.column)
         if k not in best or (m.by_subject, len(tokens(m.value))) > (best[k].by_subject, len(tokens(best[k].value))):
             best[k] = m
-    return _one_column_per_value(list(best.values()), qtok, tables)
+    return _named_column_first(_one_column_per_value(list(best.values()), qtok, tables), qtok)
+
+
+def _named_column_first(matches: list[CategoryMatch], qtok: set[str]) -> list[CategoryMatch]:
+    """Of two matches in one table that share a word ("style = stout" and "batch = Style stout" for
+    "where the style was stout"), the one whose column the question names; both when it names neither."""
+    def named(m):
+        return set(_canon_tokens(m.column.replace("_", " "))) <= qtok
+    out = []
+    for m in matches:
+        rivals = [o for o in matches if o is not m and o.table == m.table and
+                  set(_value_canon(o.value).split()) & set(_value_canon(m.value).split())]
+        if rivals and not named(m) and any(named(o) for o in rivals):
+            continue
+        out.append(m)
+    return out
 
 
 def _one_column_per_value(matches: list[CategoryMatch], qtok: set[str],

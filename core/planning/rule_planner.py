@@ -420,6 +420,8 @@ class RulePlanner:
         # eggs / egg_count, not "tests" for test_temperature
         named = [c for c in cols if n in unit_tokens(c.unit) or any(
             h is not None and (h == n or abbreviates(h, n)) for h in map(head_word, (c.name,) + tuple(c.aliases)))]
+        # a column measured in a unit ("order_total" in €) is not what "how many orders" counts
+        named = [c for c in named if unit_dimension(c.unit) is None or n in unit_tokens(c.unit)]
         if a.records and stem(a.records.split()[-1]) != n:
             # "how many eggs over all my harvests": the records are named apart, the noun is what they hold
             return True
@@ -496,6 +498,9 @@ class RulePlanner:
             for m in cats:  # the category words name the rows, not the measured quantity
                 for v in (m.variants or (m.value,)):
                     text = re.sub(r"\b" + re.escape(str(v).lower()) + r"\w*", " ", text)
+                # nor does the filtered column's name ("where the kind was chain")
+                text = re.sub(r"\b" + re.escape(m.column.replace("_", " ").lower()) + r"\s+(?:was|is|were)\b",
+                              " ", text)
             # a column the conditions filter on is not what is measured ("deep sleep on nights with a
             # resting heart rate of 60 or more"), unless nothing else fits
             used = {(t, f["column"]) for t, f in cond}

@@ -289,3 +289,11 @@ def test_give_the_date_asks_for_a_date(engine):
     assert s.tool == "Rank" and s.args["order"] == "asc"
     low = min(GAMES, key=lambda r: (r["moves"], r["time"]))
     assert t.answer.text.startswith(low["time"].strftime("%B")), t.answer.text
+
+
+def test_numbers_keep_the_precision_they_were_written_with():
+    from core.planning.answer import fmt_num
+
+    assert fmt_num(1.641) == "1.641" and fmt_num(0.29) == "0.29" and fmt_num(7.0) == "7"
+    assert fmt_num(93402.22) == "93402.22" and fmt_num(64.333333) == "64.33"
+    assert abs(float(fmt_num(1.7263)) - 1.7263) < 0.0005

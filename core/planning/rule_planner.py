@@ -723,7 +723,8 @@ def compose_answer(plan: Plan, records: Sequence) -> "Answer | None":
     rounds = tuple(dict.fromkeys(x for r in ok for u in r.units for x in u.rounds))
     if d.rare:
         return _rare_answer(d, records) or _no_number(d)
-    if d.retrieval == "semantic" and a.kind in COMPUTED_KINDS:
+    if d.retrieval == "semantic" and a.kind in COMPUTED_KINDS and not (a.asks_date and a.kind in ("latest", "first")):
+        # ("when did I last go bouldering": the date of an event, which the retrieved rounds can give)
         return _no_number(d)
     if a.kind == "compare" and d.tool == "Compute":
         comp = [r for r in ok if r.tool == "Compute" and isinstance(r.value, dict)]

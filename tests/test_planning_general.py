@@ -254,3 +254,52 @@ def test_a_quantity_no_table_holds_is_computed_from_the_rounds_that_mention_it(e
     total = sum(v for _, _, v in ONE_OFF)
     assert f"{total:g}" in t.answer.text.replace(",", ""), t.answer.text
     assert "3 rounds" in t.answer.text
+
+
+# ---------------------------------------------------------------------- computed intents never answer with text
+@pytest.mark.parametrize("question", ["What was my average tide height?", "What was my highest wave period?",
+                                      "How many sunsets did I photograph?"])
+def test_a_computed_intent_without_a_column_refuses_instead_of_quoting_a_round(engine, question):
+    t = engine.ask(question)
+    assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" for s in t.steps)
+    assert t.answer.refused and t.answer.text.startswith("Not mentioned"), t.answer.text
+
+
+def test_operator_words_are_not_entities_the_evidence_must_mention():
+    from core.planning.span import frame
+
+    for q, want in [("What was my average odometer?", ("odomet",)), ("What was my highest rating?", None),
+                    ("What was my latest Elo?", None)]:
+        ents = frame(q).entities
+        assert all(not ({"averag", "highest", "latest"} & set(ch)) for ch in ents), ents
+        if want:
+            assert any(ch[-1].startswith(want[0][:5]) for ch in ents), ents
+
+
+def test_a_capitalized_word_opening_a_second_sentence_is_not_a_name():
+    from core.planning.span import frame
+
+    assert "Give" not in frame("Which game had the fewest moves? Give the date.").names
+    assert "Leo" in frame("Which game did I play with Leo?").names
+
+
+def test_give_the_date_asks_for_a_date(engine):
+    t = engine.ask("Which game had the fewest moves? Give the date.")
+    s = _step(t)
+    assert s.tool == "Rank" and s.args["order"] == "asc"
+    low = min(GAMES, key=lambda r: (r["moves"], r["time"]))
+    assert t.answer.text.startswith(low["time"].strftime("%B")), t.answer.text
+
+
+def test_numbers_keep_the_precision_they_were_written_with():
+    from core.planning.answer import fmt_num
+
+    assert fmt_num(1.641) == "1.641" and fmt_num(0.29) == "0.29" and fmt_num(7.0) == "7"
+    assert fmt_num(93402.22) == "93402.22" and fmt_num(64.333333) == "64.33"
+    assert abs(float(fmt_num(1.7263)) - 1.7263) < 0.0005
+
+
+def test_when_did_i_last_is_not_refused_for_want_of_a_column(engine):
+    # the date of an event comes from the rounds; only a computed number needs a column
+    t = engine.ask("When did I last visit the dentist?")
+    assert not t.answer.text.startswith("Not mentioned: no records hold"), t.answer.text

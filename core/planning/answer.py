@@ -50,12 +50,15 @@ QUESTION_WORDS = frozenset(toks("what which who whom whose when where why how di
 
 
 def fmt_num(x) -> str:
-    """6.4333 -> '6.43', 7.0 -> '7', 12345.6 -> '12345.6'."""
+    """At least four significant digits, two decimals at most above 10: 1.6413 -> '1.641',
+    6.4333 -> '6.433', 64.333 -> '64.33', 93402.224 -> '93402.22', 7.0 -> '7' (a price per litre or a
+    pH written to three decimals must not lose its last one)."""
     if isinstance(x, bool) or not isinstance(x, (int, float)):
         return str(x)
     if float(x).is_integer():
         return str(int(x))
-    return f"{x:.1f}" if abs(x) >= 1000 else f"{x:.2f}".rstrip("0").rstrip(".")
+    decimals = 2 if abs(x) >= 10 else 3 if abs(x) >= 0.1 else 4
+    return f"{x:.{decimals}f}".rstrip("0").rstrip(".")
 
 
 def _day(value) -> date | None:

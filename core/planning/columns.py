@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -40,6 +40,7 @@ MEASURE_ADJECTIVES = {
 # a speed adjective speaks of any rate: "how fast was my pulse" (bpm), "fastest pace" (min/km)
 RELATED_DIMENSIONS = {"speed": ("rate", "pace", "frequency")}
 COS_SUPPORT = 0.45
+COS_SUPPORT_NAMED = 0.35  # ... for a column of the table whose rows the question names
 SCAFFOLD = frozenset({"day", "date", "week", "month", "year", "time", "which", "value", "record", "entry", "log",
                       "ever", "recorded", "record", "total", "average", "mean", "avg", "sum", "number",
                       "latest", "first", "last", "recent", "highest", "lowest", "most", "least",
@@ -205,6 +206,27 @@ def asked_units(text: str) -> list[str]:
         if d and d not in ("ratio", "dose", "level"):
             out.append(w)
     return out
+
+
+def asked_per(text: str) -> str | None:
+    """The unit a quantity is asked per when the question writes a compound as a name ('price/L',
+    'mites/day' -> the canonical unit after the slash), None otherwise: 'Price/L' is a price per litre,
+    not a price in euros, whatever the words before the slash are."""
+    for m in re.finditer(r"\b([a-z]+)\s*/\s*([a-z]+)\b", text.lower()):
+        if unit_info(m[1]) is not None:
+            continue  # a unit itself ("km/h"): asked_units reads it
+        info = unit_info(m[2])
+        if info is not None:
+            return info.unit
+    return None
+
+
+def per_unit(unit: str | None) -> str | None:
+    """The canonical unit after a compound unit's slash ('€/L' -> 'L', '/100km' -> None)."""
+    if not unit or "/" not in unit:
+        return None
+    info = unit_info(unit.rsplit("/", 1)[1].strip())
+    return info.unit if info else None
 
 
 def _contains(seq: Sequence[str], phrase: Sequence[str]) -> bool:
@@ -399,6 +421,59 @@ def lemmas(text: str) -> list[str]:
     return out
 
 
+def text_words(text: str) -> set[str]:
+    """A text's words as tokens and verb lemmas ('Drove 40 km' -> drove, drive, km)."""
+    low = text.lower().replace("_", " ")
+    return set(tokens(low)) | set(lemmas(low))
+
+
+def phrase_words(phrase: str) -> list[str]:
+    """The content words of a phrase naming records, in order, as tokens or verb lemmas ('did I feed
+    the starter' -> feed, starter; 'starter feeds' -> starter, feed)."""
+    from ..lexicon import lemma
+
+    out = []
+    for w in re.findall(r"[a-z0-9]+", phrase.lower()):
+        if w in STOP or w in _FUNCTION_WORDS or w in _PARTICLES:
+            continue
+        t = tokens(w)
+        if not t:
+            continue
+        lw = lemma(w)
+        x = stem(lw) if lw != w else t[0]
+        if x not in SCAFFOLD and x not in RECORD_WORDS and x not in out:
+            out.append(x)
+    return out
+
+
+ROWS_ABOUT_MIN = 0.5  # share of a table's rows whose rounds name the records for the rows to be those records
+
+
+def rows_about(phrase: str, tables: Sequence[TableMeta],
+               row_words: Callable[[str], Sequence[frozenset[str]]]) -> dict[str, float]:
+    """Per table, the share of its rows whose round (what the user wrote, image captions) names what
+    `phrase` names: its head word (last content word; an abbreviation counts) and at least half of its
+    content words (every one of a phrase of up to three). A table named after a field ("temp_log") is found by the noun of its rows ("bakes")."""
+    want = phrase_words(phrase)
+    if not want:
+        return {}
+    head = want[-1]
+
+    out = {}
+    for t in tables:
+        rows = row_words(t.table_name)
+        if not rows:
+            continue
+        vocab = frozenset().union(*rows)
+        # each wanted word's spellings in these rounds: itself and the words it abbreviates or that abbreviate it
+        forms = {w: {w, w[:-1] if len(w) > 2 and w.endswith("s") else w} | {x for x in vocab if len(w) >= 3 and len(x) >= 3 and (abbreviates(w, x) or abbreviates(x, w))}
+                 for w in want}
+        need = len(want) if len(want) <= 3 else -(-2 * len(want) // 3)  # every word of a short phrase, else 2/3
+        hit = sum(1 for r in rows if forms[head] & r and sum(1 for w in want if forms[w] & r) >= need)
+        out[t.table_name] = hit / len(rows)
+    return out
+
+
 def query_tokens(text: str, vocab: Sequence[str]) -> list[str]:
     """The phrase's content tokens (and their lemmas), plus the vocabulary words they abbreviate or are
     abbreviations of."""
@@ -427,12 +502,13 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
                   dtypes: tuple[str, ...] = ("DOUBLE",), table_prior: dict[str, float] | None = None,
                   exclude: set[tuple[str, str]] = frozenset(), dimension: str | None = None,
                   implied: str | None = None, records: str | None = None,
-                  named: set[str] = frozenset()) -> list[ColumnChoice]:
+                  named: set[str] = frozenset(), per: str | None = None) -> list[ColumnChoice]:
     """Rank the attribute columns of `tables` (of the given types) for `text`, best first.
 
     `dimension`: a unit dimension the question names (a hard constraint: columns of another
     dimension are left out when any column has it); `implied`: a dimension the question's words
-    suggest (an adjective of measure; a preference, not a constraint)."""
+    suggest (an adjective of measure; a preference, not a constraint); `per`: the unit a compound
+    quantity is asked per ('price/L' -> L: a hard constraint to columns in some unit per litre, when any)."""
     cands = [(t, c) for t in tables for c in t.attribute_columns()
              if c.dtype in dtypes and (t.table_name, c.name) not in exclude]
     if not cands:
@@ -444,6 +520,10 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         hard = [(t, c) for t, c in cands if unit_dimension(c.unit) in dims]
         if hard:
             cands = hard
+    per = per or asked_per(text)
+    per_cols = {(t.table_name, c.name) for t, c in cands if per and per_unit(c.unit) == per}
+    if per_cols:
+        cands = [(t, c) for t, c in cands if (t.table_name, c.name) in per_cols]
     docs, index, vocab, own = _column_index(cands)
     qtok = query_tokens(text, vocab)
     qset = set(qtok)
@@ -476,9 +556,12 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
             # question names); otherwise a duration ("the longest game", "how long did I sleep")
             implied = "distance"
     out = []
+    loose_only: set[int] = set()  # positions in `out` supported only by the looser cosine
     for i, (t, c) in enumerate(cands):
         cdim = unit_dimension(c.unit)
-        overlap = len(plain & own[i]) + (1 if dims and cdim in dims else 0)  # the unit asked names it
+        per_hit = (t.table_name, c.name) in per_cols
+        # the unit asked names it, or the unit it is asked per
+        overlap = len(plain & own[i]) + (1 if dims and cdim in dims else 0) + (1 if per_hit else 0)
         dim_hit = bool(implied and (cdim == implied or cdim in RELATED_DIMENSIONS.get(implied, ())))
         # an implied dimension ("longest" -> duration) supports a column only in a table the question names
         named_table = bool(set(table_words(t.table_name)) & plain) or t.table_name in named_tables
@@ -491,11 +574,16 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         if qset & own[i]:
             # only among columns the phrase names at all: a further name word means a narrower quantity
             score -= 0.2 * min(uncovered, 2)
+        whole_generic = False  # the phrase is a generic word that is this column's whole name ("my total")
         for nm in [c.name] + list(c.aliases):
             parts = [stem(w) for w in re.findall(r"[a-z0-9]+", nm.lower().replace("_", " "))]
             if parts and _contains(seq, parts) and (len(parts) >= 2 or parts[0] not in GENERIC_NAME_WORDS):
                 score += min(0.3, 0.1 * max(len(parts), 1.5))  # a whole name of the column is in the question
                 break
+            if len(parts) == 1 and parts[0] in GENERIC_NAME_WORDS and parts[0] in seq and not [
+                    w for w in orig if w not in _PARTICLES and w not in _FUNCTION_WORDS]:
+                whole_generic = True
+                score += 0.15
         if head and head in own[i]:
             score += 0.15  # the phrase's last word (its head) names the quantity
         if dim_hit:
@@ -508,10 +596,17 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         # ("heat pump COP" is not "heating": one word of three, and not the head)
         # a matched word that only modifies an unmatched noun ("heat" in "heat pump COP") does not name
         # this column: some matched word must head its phrase (not be followed by another content noun)
-        lexical = overlap > 0 and (bool(dims and cdim in dims) or _heads(seq, own[i]))
-        supported = lexical or float(cos[i]) >= COS_SUPPORT or (dim_hit and named_table)
+        lexical = overlap > 0 and (bool(dims and cdim in dims) or per_hit or _heads(seq, own[i]))
+        # in the table whose rows the question names ("over all my drives"), a looser cosine suffices
+        supported = lexical or whole_generic or float(cos[i]) >= COS_SUPPORT or (dim_hit and named_table)
+        # in the table whose rows the question names a looser cosine suffices, when no column is named
+        loose = not supported and t.table_name in named_tables and float(cos[i]) >= COS_SUPPORT_NAMED
+        if loose:
+            loose_only.add(len(out))
         out.append(ColumnChoice(t.table_name, c.name, round(score, 4), round(float(cos[i]), 4),
-                                round(float(bm[i]), 4), overlap, supported, cdim))
+                                round(float(bm[i]), 4), overlap, supported or loose, cdim))
+    if loose_only and any(ch.supported for k, ch in enumerate(out) if k not in loose_only):
+        out = [replace(ch, supported=False) if k in loose_only else ch for k, ch in enumerate(out)]
     out.sort(key=lambda x: -x.score)
     return out
 
@@ -590,7 +685,12 @@ def match_categories(text: str, tables: Sequence[TableMeta]) -> list[CategoryMat
             root = _agent_root(c.name)
             for canon, variants in groups.items():
                 vt = canon.split()
-                if not vt or not all(len(x) >= 3 or x == "me" for x in vt):
+                if not vt:
+                    continue
+                if not all(len(x) >= 3 or x == "me" for x in vt):
+                    # a value with a short word ("Hive D", "Plot 7") only as a whole phrase of the question
+                    if any(len(x) >= 3 for x in vt) and _contains(toks, vt):
+                        out.append(CategoryMatch(t.table_name, c.name, variants[0], tuple(variants)))
                     continue
                 if canon == "me":
                     # the user's own value: only as the subject of the column's verb ("I won")
@@ -607,7 +707,22 @@ def match_categories(text: str, tables: Sequence[TableMeta]) -> list[CategoryMat
         k = (m.table, m.column)
         if k not in best or (m.by_subject, len(tokens(m.value))) > (best[k].by_subject, len(tokens(best[k].value))):
             best[k] = m
-    return _one_column_per_value(list(best.values()), qtok, tables)
+    return _named_column_first(_one_column_per_value(list(best.values()), qtok, tables), qtok)
+
+
+def _named_column_first(matches: list[CategoryMatch], qtok: set[str]) -> list[CategoryMatch]:
+    """Of two matches in one table that share a word ("style = stout" and "batch = Style stout" for
+    "where the style was stout"), the one whose column the question names; both when it names neither."""
+    def named(m):
+        return set(_canon_tokens(m.column.replace("_", " "))) <= qtok
+    out = []
+    for m in matches:
+        rivals = [o for o in matches if o is not m and o.table == m.table and
+                  set(_value_canon(o.value).split()) & set(_value_canon(m.value).split())]
+        if rivals and not named(m) and any(named(o) for o in rivals):
+            continue
+        out.append(m)
+    return out
 
 
 def _one_column_per_value(matches: list[CategoryMatch], qtok: set[str],

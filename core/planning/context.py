@@ -27,6 +27,7 @@ from .tools import TOOL_ARGS, TOOL_DESCRIPTIONS
 # episode candidates kept in a context (and its trace): the best ones by h; only the top k_epi are
 # selected, and building every one costs ~0.6 s per question at 100k episodes
 MAX_EPISODE_CANDIDATES = 200
+ROW_WORDS_MAX = 300  # rows of a table whose round words say what the table's rows are about
 
 
 @dataclass(frozen=True)
@@ -131,6 +132,34 @@ class ContextBuilder:
         self._attrs = [(r[0], tuple(str(x) for x in (r[1] or ())[:6]), r[2], int(r[3])) for r in rows]
         self._attr_key = key
         return self._attrs
+
+    def row_words(self, table: str) -> tuple[frozenset[str], ...]:
+        """The words (tokens and verb lemmas) of the round each row of `table` comes from: what the user
+        wrote and the captions of its images, without the assistant's replies; at most ROW_WORDS_MAX rows,
+        cached until the tables change."""
+        from .columns import text_words
+
+        self.catalog()  # refreshes the signature
+        cache = getattr(self, "_row_words", None)
+        if cache is None or cache[0] != self._sig:
+            cache = self._row_words = (self._sig, {})
+        if table in cache[1]:
+            return cache[1][table]
+        ident = '"' + table.replace('"', '""') + '"'
+        cur = self.con.cursor()
+        try:
+            rows = cur.execute(f"SELECT r.text, x.captions FROM {ident} x JOIN rounds r ON r.round_id = x.source "
+                               f"ORDER BY x.round_order LIMIT {ROW_WORDS_MAX}").fetchall()
+        except duckdb.Error:
+            rows = []
+        finally:
+            cur.close()
+        out = []
+        for text, captions in rows:
+            lines = [ln for ln in str(text or "").splitlines() if not ln.lower().startswith("assistant:")]
+            out.append(frozenset(text_words(" ".join(lines) + " " + str(captions or ""))))
+        cache[1][table] = tuple(out)
+        return cache[1][table]
 
     def round_observations(self, round_ids: list[str]) -> list[tuple]:
         """(round_id, attribute, label, number, unit, time) of the numeric observations of these rounds."""

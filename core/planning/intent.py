@@ -141,7 +141,7 @@ def _clause_end(text: str, phrase: str) -> tuple[str, str]:
     return cut.strip().rstrip("?.! "), phrase
 
 
-_UNIT_AFTER = r"\s*((?:min(?:utes?)?\s*)?(?:/|per\s+)(?:km|kilomet\w*|mi|miles?)\b|[a-z%°/]+)?"
+_UNIT_AFTER = r"\s*((?:min(?:utes?)?\s*)?(?:/|per\s+)(?:km|kilomet\w*|mi|miles?)\b|[a-z%°€$£]+(?:/\d*[a-z]+)?|/[a-z]+)?"
 _OR_MORE = [(r"or\s+(?:more|higher|above|greater|longer|over|better|up)", ">="),
             (r"or\s+(?:less|fewer|lower|below|under|shorter|worse)", "<=")]
 
@@ -236,7 +236,7 @@ def _how_many_noun(low: str) -> str | None:
     if not m:
         return None
     words = []
-    for w in re.findall(r"[a-z%]+", m[1]):
+    for w in re.findall(r"[a-z%]+(?:-[a-z]+)?", m[1]):  # "tune-ups", "fill-ups": one word
         if w in _HOW_STOP or w in _VERBISH or (words and w.endswith("ed")):
             break
         words.append(w)
@@ -289,15 +289,18 @@ def _comparison(q: str, now, first) -> tuple[TimeRange, TimeRange, tuple[str, ..
 _RECORDS = [
     # "over all my harvests", "across every invoice", "among all of the games"
     r"\b(?:over|across|among|in|for|from|of|on)\s+(?:all\s+(?:of\s+)?|every\s+|each\s+)(?:my\s+|our\s+|the\s+)?"
-    r"(?P<r>[a-z]+(?:\s+[a-z]+)?)",
+    r"(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+[a-z]+(?:-[a-z]+)?)?)",
+    # "adding up every invoice", "summing all my harvests"
+    r"\b(?:adding|add|summing|sum)\s+up\s+(?:all\s+(?:of\s+)?|every\s+|each\s+)?(?:my\s+|our\s+|the\s+)?"
+    r"(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+[a-z]+(?:-[a-z]+)?)?)",
     # "what X did my last harvest show", "what did the first invoice say"
     r"\b(?:did|do|does)\s+(?:my|our|the)\s+(?:(?P<q>last|latest|first|earliest|most\s+recent)\s+)?"
-    r"(?P<r>[a-z]+(?:\s+[a-z]+)?)\s+(?:show|have|record|log|read|say|list|give)\b",
+    r"(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+[a-z]+(?:-[a-z]+)?)?)\s+(?:show|have|record|log|read|say|list|give)\b",
     # "across my harvests in May", "on harvests with ...", "in my light cycles"
-    r"\b(?:across|among)\s+(?:my|our|the)\s+(?P<r>[a-z]+(?:\s+[a-z]+)?)",
-    r"\b(?:on|for|in)\s+(?:my\s+|our\s+|the\s+)?(?P<r>[a-z]+(?:\s+[a-z]+)?)\s+(?:with|where|that\s+had|having)\b",
+    r"\b(?:across|among)\s+(?:my|our|the)\s+(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+[a-z]+(?:-[a-z]+)?)?)",
+    r"\b(?:on|for|in)\s+(?:my\s+|our\s+|the\s+)?(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+[a-z]+(?:-[a-z]+)?)?)\s+(?:with|where|that\s+had|having)\b",
     # "first X in my harvests", "latest X of my invoices"
-    r"\b(?:in|of|from|on)\s+(?:my|our)\s+(?P<r>[a-z]+(?:\s+[a-z]+)?)\s*$",
+    r"\b(?:in|of|from|on)\s+(?:my|our)\s+(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+[a-z]+(?:-[a-z]+)?)?)\s*$",
 ]
 _QUALIFIERS = frozenset("first last latest earliest recent next previous newest oldest".split())
 _NOT_RECORDS = frozenset("history memory logs records data entries time day days week month year total life".split())
@@ -318,7 +321,7 @@ def _records_phrase(low: str) -> tuple[str, str, str | None] | None:
             continue
         # "did my last harvest show": the qualifier stays (it is the operator), the rest goes
         q = m.groupdict().get("q") or (" ".join(quals) if quals else None)
-        return " ".join(ws), (m[0] if q is not None or "show" in m[0] or m[0].startswith("did") else r), q
+        return " ".join(ws), (m[0] if q is not None or "show" in m[0] or m[0].startswith(("did", "add", "sum")) else r), q
     return None
 
 
@@ -343,13 +346,15 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
     low = rest.lower()
     qlow = q.lower()
     asks_date = bool(re.search(r"\b(which|what)\s+(day|date|night|morning|evening|week|month|time)\b|^\s*when\b|"
-                               r"\bon which\b|\bwhat day\b", qlow))
+                               r"\bon which\b|\bwhat day\b|\b(?:give|tell|name)\s+(?:me\s+)?the\s+(?:day|date)\b", qlow))
     common = dict(question=question, event=event, time_range=tr, conditions=conditions, asks_date=asks_date)
 
-    def target(*patterns: str) -> str:
+    def target(*patterns: str, once: bool = False) -> str:
+        """The question without the operator words (only their first occurrence when `once`: in "the
+        total total" or "how much total in total" the other "total" is the quantity's name)."""
         t = low
         for p in patterns:
-            t = re.sub(p, " ", t)
+            t = re.sub(p, " ", t, count=1 if once else 0)
         return " ".join(t.split())
 
     hm = re.search(r"\bhow\s+(many|much)\s+(\w+)?", low)
@@ -417,9 +422,11 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
             not re.search(r"\b(?:the|my|our)\s+(?:latest|last|first|most recent|earliest)\b", low):
         # "how many <records> (in total)" counts rows, "how many <units> (in total)" sums a column: the
         # planner decides from the noun once it knows the columns and units (kind "how_many")
-        return Analysis(kind="how_many", op="sum", target_text=target(_SUM), how_many_noun=how_noun, **common)
-    if re.search(_SUM, low):
-        return Analysis(kind="aggregate", op="sum", target_text=target(_SUM), how_many_noun=how_noun, **common)
+        return Analysis(kind="how_many", op="sum", target_text=target(_SUM, once=True), how_many_noun=how_noun, **common)
+    # "the first total", "my latest sum": an ordinal names which record; "total" is the quantity's name
+    ordinal_total = re.search(r"\b(?:first|earliest|initial|latest|last|most\s+recent)\s+(?:total|sum)\b", low)
+    if re.search(_SUM, low) and not ordinal_total:
+        return Analysis(kind="aggregate", op="sum", target_text=target(_SUM, once=True), how_many_noun=how_noun, **common)
     if re.search(_FIRST, low) and not re.search(r"\bfirst\s+(?:time|day)\s+(?:i|we)\b", low):
         return Analysis(kind="first", op="first", target_text=target(_FIRST), **common)
     if re.search(_LATEST, low):

@@ -22,7 +22,7 @@ import numpy as np
 
 from ..config import Config
 from .columns import (
-    SCAFFOLD, ColumnChoice, abbreviates, asked_units, description_words, convert, match_categories, match_columns, name_tokens,
+    ROWS_ABOUT_MIN, SCAFFOLD, ColumnChoice, rows_about, abbreviates, asked_units, description_words, convert, match_categories, match_columns, name_tokens,
     question_words, record_noun, table_words, unit_dimension, unit_info, unit_tokens,
 )
 from .context import PlanningContext
@@ -378,6 +378,30 @@ class RulePlanner:
                 return info.dimension
         return unit_dimension(units[0])
 
+    def _rows_about(self, phrase: str | None, tables: list[TableMeta]) -> dict[str, float]:
+        """Per table, the share of its rows whose rounds name what `phrase` names (columns.rows_about);
+        empty without a phrase or without the rounds."""
+        if not phrase or self.builder is None or not hasattr(self.builder, "row_words"):
+            return {}
+        return rows_about(phrase, tables, self.builder.row_words)
+
+    def _tables_of_rows(self, phrase: str | None, tables: list[TableMeta]) -> set[str]:
+        """Tables whose rows are the records `phrase` names, by the words of their rounds."""
+        return {t for t, share in self._rows_about(phrase, tables).items() if share >= ROWS_ABOUT_MIN}
+
+    @staticmethod
+    def _counted_phrase(a: Analysis) -> str | None:
+        """What a count counts, as the question words it: 'how many starter feeds' -> 'starter feeds',
+        'how many times did I water the ferns' -> 'did I water the ferns', else the records phrase."""
+        if a.records:
+            return a.records
+        noun = a.how_many_noun
+        low = a.question.lower()
+        if noun and noun not in ("times", "time"):
+            m = re.search(r"\b(?:how\s+many|number\s+of)\s+((?:[a-z-]+\s+){0,2}?" + re.escape(noun.lower()) + r")\b", low)
+            return m[1] if m else noun
+        return a.target_text or None
+
     def _noun_is_quantity(self, a: Analysis, tables: list[TableMeta]) -> bool:
         """'how many hours/grams' (a unit) or 'how many eggs' (a numeric column's own name or unit):
         a sum; 'how many harvests' (the rows' noun, a table's name) or nothing numeric: a count."""
@@ -396,11 +420,16 @@ class RulePlanner:
         # eggs / egg_count, not "tests" for test_temperature
         named = [c for c in cols if n in unit_tokens(c.unit) or any(
             h is not None and (h == n or abbreviates(h, n)) for h in map(head_word, (c.name,) + tuple(c.aliases)))]
+        # a column measured in a unit ("order_total" in €) is not what "how many orders" counts
+        named = [c for c in named if unit_dimension(c.unit) is None or n in unit_tokens(c.unit)]
+        if a.records and stem(a.records.split()[-1]) != n:
+            # "how many eggs over all my harvests": the records are named apart, the noun is what they hold
+            return True
         if not named:
             return False
         rows_noun = any(n in table_words(t.table_name) or any(abbreviates(w, n) or abbreviates(n, w)
                                                               for w in table_words(t.table_name))
-                        for t in tables)
+                        for t in tables) or bool(self._tables_of_rows(self._counted_phrase(a), tables))
         if not rows_noun:
             return True
         # the noun names both a table and a column: the column when that is all its name says
@@ -413,6 +442,8 @@ class RulePlanner:
         qt = {w for w in tokens(" ".join(filter(None, [a.how_many_noun, a.records, a.target_text])))
               if w not in SCAFFOLD}
         best_key, table = None, None
+        # the rows the question counts may be named only in their rounds ("bakes" in a table temp_log)
+        about = self._rows_about(self._counted_phrase(a), tables)
         for t in tables:
             tw = set(table_words(t.table_name))
             words_t = tw | set(description_words(t.description)) | {
@@ -420,8 +451,10 @@ class RulePlanner:
 
             def hit(w, pool):
                 return w in pool or any(abbreviates(w, x) or abbreviates(x, w) for x in pool)
-            lex = sum(1 for w in qt if hit(w, words_t)) + (3 if noun and hit(noun, tw) else 0)
-            key = (lex, prior.get(t.table_name, 0.0))
+            share = about.get(t.table_name, 0.0)
+            lex = sum(1 for w in qt if hit(w, words_t)) + (3 if noun and hit(noun, tw) else 0) + (
+                4 if share >= ROWS_ABOUT_MIN else 0)
+            key = (lex, share, prior.get(t.table_name, 0.0))
             if lex > 0 and (best_key is None or key > best_key):
                 best_key, table = key, t.table_name
         what = a.records or (a.how_many_noun if noun and noun not in ("time", "day", "night", "week", "month")
@@ -465,13 +498,16 @@ class RulePlanner:
             for m in cats:  # the category words name the rows, not the measured quantity
                 for v in (m.variants or (m.value,)):
                     text = re.sub(r"\b" + re.escape(str(v).lower()) + r"\w*", " ", text)
+                # nor does the filtered column's name ("where the kind was chain")
+                text = re.sub(r"\b" + re.escape(m.column.replace("_", " ").lower()) + r"\s+(?:was|is|were)\b",
+                              " ", text)
             # a column the conditions filter on is not what is measured ("deep sleep on nights with a
             # resting heart rate of 60 or more"), unless nothing else fits
             used = {(t, f["column"]) for t, f in cond}
             # the unit the answer is asked in is a hard constraint (not the units of conditions)
             dim = self._asked_dimension(a)
             # tables whose rows the question names by a category value ("my runs" -> activity = run)
-            named = {m.table for m in cats}
+            named = {m.table for m in cats} | self._tables_of_rows(a.records, tables)
             numeric = match_columns(text, tables, self.embed, self.encode_query, self.config.lambda_meta,
                                     dtypes=dtypes, table_prior=prior, exclude=used, dimension=dim,
                                     records=a.records, named=named)
@@ -483,6 +519,13 @@ class RulePlanner:
                                         dtypes=dtypes, table_prior=prior, dimension=dim, records=a.records,
                                         named=named)
         best = next((c for c in numeric if c.supported), None)
+        by_rows = self._tables_of_rows(a.records, tables) if numeric and a.records else set()
+        inside = next((c for c in numeric if c.supported and c.table in by_rows), None)
+        if inside is not None and best is not None and best.table not in by_rows:
+            # "over all my loans": a column of the table whose rows are the loans, before a like column elsewhere
+            notes.append(f"{inside.table} holds the {a.records} (by its rounds): {inside.column} before "
+                         f"{best.table}.{best.column}")
+            best = inside
         if kind in ("aggregate", "extreme", "value", "value_sum", "latest", "first") and \
                 (best is None or best.overlap == 0) and not a.event:
             dim = self._asked_dimension(a)
@@ -679,7 +722,10 @@ def compose_answer(plan: Plan, records: Sequence) -> "Answer | None":
     ids = tuple(u.unit_id for r in ok for u in r.units)
     rounds = tuple(dict.fromkeys(x for r in ok for u in r.units for x in u.rounds))
     if d.rare:
-        return _rare_answer(d, records)
+        return _rare_answer(d, records) or _no_number(d)
+    if d.retrieval == "semantic" and a.kind in COMPUTED_KINDS and not (a.asks_date and a.kind in ("latest", "first")):
+        # ("when did I last go bouldering": the date of an event, which the retrieved rounds can give)
+        return _no_number(d)
     if a.kind == "compare" and d.tool == "Compute":
         comp = [r for r in ok if r.tool == "Compute" and isinstance(r.value, dict)]
         if len(comp) != 2 or a.baseline is None:
@@ -726,6 +772,21 @@ def compose_answer(plan: Plan, records: Sequence) -> "Answer | None":
         more = f" and {n - len(days)} more" if days and n > len(days) else ""
         return Answer(f"Yes, {n} time{'s' if n != 1 else ''}{shown}{more}.", "rows", 1.0, ids, rounds)
     return None
+
+
+# intents whose answer is a number computed over records: retrieved text (a caption, a fragment) never
+# answers them; without a column (or observations) to compute over, the answer is a refusal
+COMPUTED_KINDS = frozenset({"aggregate", "extreme", "how_many", "count", "trend", "latest", "first",
+                            "value_sum", "compare"})
+
+
+def _no_number(d: Decision) -> "Answer":
+    """The refusal of a computed intent that found nothing to compute over."""
+    from .answer import REFUSAL
+    from .trace import Answer
+
+    what = (d.analysis.target_text or "").strip(" ?.!") or "it"
+    return Answer(f"{REFUSAL}: no records hold {what}.", "refusal", 0.0, refused=True)
 
 
 def _rare_answer(d: Decision, records: Sequence) -> "Answer | None":

@@ -45,6 +45,14 @@ university college gym venue airport station church club bakery hospital clinic 
 """.split())
 LOC_PREPS = frozenset("on at in near under behind beside from inside outside by over into onto".split())
 TYPE_WORDS = frozenset("name named call called colour color kind type sort brand flavour flavor model".split())
+# words of what is computed over the records, not of what the records are: aggregates, superlatives,
+# ordinals and comparatives ("my average X", "my highest X", "my first X") are no entity to look for
+OPERATOR_WORDS = frozenset("""
+average avg mean median total sum overall cumulative typical usual highest lowest largest smallest biggest
+greatest maximum minimum max min most least top best worst longest shortest fastest slowest heaviest
+lightest earliest latest last first recent previous final initial higher lower larger smaller bigger more
+less fewer
+""".split())
 ADJ_SKIP = frozenset("new old first last favourite favorite best little big current latest previous other own "
                      "younger older elder eldest youngest".split())
 AUX = frozenset("is are was were be been being am do does did done have has had will would can could should "
@@ -140,7 +148,8 @@ def _names(question: str) -> tuple[str, ...]:
     out = []
     for m in re.finditer(r"\b[A-Z][\w'-]*", question):
         w = re.sub(r"'s$|’s$", "", m.group())
-        if m.start() == 0 or w in ("I", "I'm", "I've") or w.lower() in _QWORDS or w.lower() in STOPWORDS:
+        sentence_start = m.start() == 0 or re.search(r"[.?!]\s*$", question[:m.start()])
+        if sentence_start or w in ("I", "I'm", "I've") or w.lower() in _QWORDS or w.lower() in STOPWORDS:
             continue
         if w.lower() in MONTHS or w.lower() in WEEKDAYS:
             continue
@@ -179,7 +188,7 @@ def _entities(question: str, soft: bool = False) -> tuple[tuple[str, ...], ...]:
                     or bare in _QWORDS or (chain and not gerund and (bare in VERBS or stem(bare) in VERBS))
                     or (bare.endswith("ed") and len(bare) > 4)):
                 break
-            if bare not in ADJ_SKIP and bare not in TYPE_WORDS:
+            if bare not in ADJ_SKIP and bare not in TYPE_WORDS and bare not in OPERATOR_WORDS:
                 chain.extend(toks(bare))
             if x.endswith("'s"):
                 break  # "sister's husband": two chains
@@ -211,7 +220,8 @@ def _main_verb(question: str) -> str | None:
         w = ws[i].lower()
         if w in PREPS or w in PRONOUNS or w in STOPWORDS or w in AUX:
             break
-        run.append(w)
+        if w not in OPERATOR_WORDS:  # "my average odometer": no verb, an operator and a noun
+            run.append(w)
         i += 1
     if not run:
         return None

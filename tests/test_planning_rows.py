@@ -1,0 +1,194 @@
+"""The planner finds the records a question names in the rounds of a table's rows, not only in its name.
+
+Tables are often named after a field ("fee_log", "rate_log") while the user calls the rows by their own
+noun ("my loans", "my grocery runs"). A small hand-built memory (library loans, grocery runs) follows the
+materialization contract; each test asks through the engine and checks the tool call and the value
+computed from the Python rows.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import statistics
+from datetime import datetime, timedelta
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from core.config import DEFAULT
+from core.planning import QueryEngine
+from core.planning.tools import ANALYTIC_TOOLS
+from core.store import Store
+
+T0 = datetime(2025, 9, 1, 10, 0)
+
+LOANS = [dict(fee=0.5 * (i % 4), pages=float(180 + 37 * i % 260), time=T0 + timedelta(days=3 * i, hours=1))
+         for i in range(9)]
+GROCERIES = [dict(price=12.0 + 3.5 * (i % 5), rate=1.2 + 0.45 * (i % 6), weight=2.0 + 0.7 * (i % 3),
+                  time=T0 + timedelta(days=2 * i, hours=6)) for i in range(13)]
+REPAIRS = [dict(total=30.0 + 11.0 * (i % 5), parts=float(1 + i % 4), bike=("Bike A", "Bike B")[i % 2],
+                kind=("brakes", "chain", "gears")[i % 3], job="Kind " + ("brakes", "chain", "gears")[i % 3],
+                time=T0 + timedelta(days=5 * i, hours=3)) for i in range(7)]
+# table -> (description, [(column, dtype, unit, labels as written)], rows, what the user wrote)
+TABLES = {
+    "fee_log": ("One row per fee record: fee (€), pages.",
+                [("fee", "DOUBLE", "€", ("Late fee", "Price")), ("pages", "DOUBLE", None, ("Pages",))], LOANS,
+                lambda r: f"Returned my library loan today. Late fee {r['fee']} €, the book had {r['pages']:g} pages."),
+    "rate_log": ("One row per rate record: price (€), rate (€/kg), weight (kg).",
+                 [("price", "DOUBLE", "€", ("Price",)), ("rate", "DOUBLE", "€/kg", ("Rate",)),
+                  ("weight", "DOUBLE", "kg", ("Weight",))], GROCERIES,
+                 lambda r: f"Grocery run done: paid {r['price']} €, {r['rate']} €/kg, {r['weight']} kg in the bag."),
+    "total_log": ("One row per total record: total (€), parts.",
+                  [("total", "DOUBLE", "€", ("Total",)), ("parts", "DOUBLE", None, ("Parts",)),
+                   ("bike", "VARCHAR", None, ("Bike",)), ("kind", "VARCHAR", None, ("Kind",)),
+                   ("job", "VARCHAR", None, ("Job",))], REPAIRS,
+                  lambda r: f"Bike tune-up at the shop: {r['bike']}, {r['kind']}, total {r['total']} €, "
+                            f"{r['parts']:g} parts replaced."),
+}
+
+
+def build_memory(path: Path, embedder) -> Path:
+    store = Store(path)
+    con = store.con
+    rounds = sorted(((r["time"], name, r) for name, (_, _, rows, _) in TABLES.items() for r in rows),
+                    key=lambda x: x[0])
+    con.execute("BEGIN TRANSACTION")
+    sessions: dict = {}
+    for order, (t, name, r) in enumerate(rounds, start=1):
+        sid = sessions.get(t.date())
+        if sid is None:
+            sid = sessions[t.date()] = f"S{len(sessions) + 1}"
+            con.execute("INSERT INTO sessions VALUES (?, ?, 'fixture', NULL)", [sid, t.date()])
+        rid = f"{sid}:R{order}"
+        r["round_id"], r["round_order"] = rid, order
+        text = f"user: {TABLES[name][3](r)}\nassistant: Noted."
+        con.execute("INSERT INTO rounds (round_id, session_id, round_order, index_in_session, time, dialogue, text, "
+                    "content_hash, source) VALUES (?, ?, ?, 0, ?, ?, ?, ?, 'fixture')",
+                    [rid, sid, order, t, json.dumps([["user", text]]), text, hashlib.sha1(text.encode()).hexdigest()])
+        for seq, (c, _, unit, labels) in enumerate(TABLES[name][1]):
+            con.execute("INSERT INTO observations (round_id, seq, attribute, raw_value, number, unit, value_kind, "
+                        "source, label, extractor, raw_attribute) VALUES (?, ?, ?, ?, ?, ?, 'number', 'text', ?, "
+                        "'rules', ?)", [rid, seq, c, str(r[c]), r[c] if isinstance(r[c], float) else None, unit, labels[TABLES[name][2].index(r) % len(labels)], c])
+        con.execute("INSERT INTO nodes (node_id, level, parent_id, description, text_emb, t_start, t_end, "
+                    "first_order, last_order, n_members, closed, round_id) "
+                    "VALUES (?, 'event', NULL, ?, ?, ?, ?, ?, ?, 1, true, ?)",
+                    [f"ev:{rid}", text, embedder.encode([text])[0].tolist(), t, t, order, order, rid])
+    for sid, (name, (desc, cols, rows, _)) in enumerate(TABLES.items(), start=1):
+        defs = ", ".join(f"{c} {d}" for c, d, *_ in cols)
+        con.execute(f"CREATE TABLE {name}(source VARCHAR, round_order INTEGER, time TIMESTAMP, captions VARCHAR, {defs})")
+        for r in rows:
+            con.execute(f"INSERT INTO {name} VALUES (?, ?, ?, NULL{', ?' * len(cols)})",
+                        [r["round_id"], r["round_order"], r["time"]] + [r[c] for c, *_ in cols])
+        con.execute("INSERT INTO schemas VALUES (?, ?, ?, ?, ?, 1, 1)",
+                    [sid, json.dumps([c for c, *_ in cols]), name, desc,
+                     json.dumps([{"name": c, "dtype": d, "unit": u, "description": ""} for c, d, u, _ in cols])])
+    counts = " ".join(f"WHEN '{n}' THEN (SELECT count(*) FROM {n})" for n in TABLES)
+    con.execute(f"CREATE VIEW memory_tables AS SELECT s.table_name, s.description, CASE s.table_name {counts} END "
+                f"AS n_rows FROM schemas s")
+    con.execute("COMMIT")
+    store.close()
+    return path
+
+
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory):
+    from conftest import HashEmbedder
+
+    emb = HashEmbedder()
+    path = build_memory(tmp_path_factory.mktemp("rows") / "memory.duckdb", emb)
+    con = duckdb.connect(str(path))
+    yield QueryEngine(con, emb, DEFAULT)
+    con.close()
+
+
+def _step(trace):
+    steps = [s for s in trace.steps if s.tool in ANALYTIC_TOOLS and s.status == "ok"]
+    assert steps, (trace.plan.intent, trace.plan.notes, trace.answer.text)
+    return steps[-1]
+
+
+def _call(s):
+    return (s.args.get("table"), s.args.get("target_column_expression"), s.args.get("operator"))
+
+
+@pytest.mark.parametrize("question,table,n", [
+    ("How many loans did I log?", "fee_log", len(LOANS)),
+    ("Number of grocery runs in my history?", "rate_log", len(GROCERIES)),
+    ("How many times did I return a library loan?", "fee_log", len(LOANS)),
+    ("How many tune-ups are there in total?", "total_log", len(REPAIRS)),
+])
+def test_records_named_only_in_their_rounds_are_counted(engine, question, table, n):
+    t = engine.ask(question)
+    s = _step(t)
+    assert _call(s) == (table, "*", "count")
+    assert s.value["n_rows"] == n and t.answer.text.startswith(str(n))
+
+
+def test_a_noun_the_rounds_do_not_name_counts_nothing(engine):
+    t = engine.ask("How many times did I fill up the boat?")
+    assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" for s in t.steps)
+    assert t.answer.refused
+
+
+def test_a_column_counted_over_named_records_is_summed(engine):
+    s = _step(engine.ask("Adding up every loan, how many pages were there?"))
+    assert _call(s) == ("fee_log", "pages", "sum")
+    assert s.value["value"] == pytest.approx(sum(r["pages"] for r in LOANS))
+
+
+def test_the_records_named_pick_the_table_among_like_columns(engine):
+    # both tables have a column known as "price"; the grocery runs are the rows of rate_log
+    s = _step(engine.ask("What was the average price over all my grocery runs?"))
+    assert _call(s) == ("rate_log", "price", "avg")
+    assert s.value["value"] == pytest.approx(statistics.mean(r["price"] for r in GROCERIES))
+    s = _step(engine.ask("What was the average price over all my loans?"))
+    assert _call(s) == ("fee_log", "fee", "avg")
+
+
+def test_a_compound_quantity_asks_for_a_column_per_that_unit(engine):
+    # "price/kg" is a price per kilogram: the €/kg column, not the € one named price
+    s = _step(engine.ask("What was my highest price/kg?"))
+    assert (s.tool, s.args["table"], s.args["target_column_expression"]) == ("Rank", "rate_log", "rate")
+    assert s.value["values"][0] == pytest.approx(max(r["rate"] for r in GROCERIES))
+
+
+def test_a_condition_in_a_compound_unit_keeps_the_whole_unit():
+    from core.planning.intent import analyze
+
+    a = analyze("On how many trips was the fuel use above 6.7 L/100km?", datetime(2026, 1, 1))
+    assert [(c.op, c.number, c.unit.lower()) for c in a.conditions] == [(">", 6.7, "l/100km")]
+    a = analyze("How many orders cost more than 20 €?", datetime(2026, 1, 1))
+    assert [(c.op, c.number) for c in a.conditions] == [(">", 20.0)]
+
+
+def test_a_generic_word_that_is_a_columns_whole_name_is_that_column(engine):
+    # "total" is both an operator and, here, the name of what was paid
+    s = _step(engine.ask("What's the total total over all my tune-ups?"))
+    assert _call(s) == ("total_log", "total", "sum")
+    assert s.value["value"] == pytest.approx(sum(r["total"] for r in REPAIRS))
+    s = _step(engine.ask("On what date was my total highest?"))
+    assert (s.tool, s.args["table"], s.args["target_column_expression"]) == ("Rank", "total_log", "total")
+    s = _step(engine.ask("First total in my tune-ups?"))
+    assert _call(s) == ("total_log", "total", "first")
+    assert s.value["value"] == REPAIRS[0]["total"]
+
+
+def test_a_text_value_with_a_short_word_filters_as_a_whole_phrase(engine):
+    s = _step(engine.ask("What was my average total for Bike B?"))
+    assert _call(s) == ("total_log", "total", "avg")
+    assert {"column": "bike", "op": "=", "value": "Bike B"} in s.args["optional_column_filters"]
+    assert s.value["value"] == pytest.approx(statistics.mean(r["total"] for r in REPAIRS if r["bike"] == "Bike B"))
+
+
+def test_of_two_text_columns_sharing_a_value_word_the_named_column_filters(engine):
+    s = _step(engine.ask("On tune-ups where the kind was chain, what was the mean total?"))
+    filters = [f for f in s.args["optional_column_filters"] if f["column"] != "time"]
+    assert filters == [{"column": "kind", "op": "=", "value": "chain"}]
+    assert s.value["value"] == pytest.approx(statistics.mean(r["total"] for r in REPAIRS if r["kind"] == "chain"))
+
+
+def test_how_many_records_is_not_a_sum_of_a_column_in_a_unit(engine):
+    # "total" is in €: "how many tune-ups" counts rows even though a column's name could be read as the noun
+    s = _step(engine.ask("How many tune-ups did I log?"))
+    assert _call(s) == ("total_log", "*", "count") and s.value["n_rows"] == len(REPAIRS)

@@ -546,6 +546,10 @@ class FieldAligner:
                     range_s = max(0.0, 1.0 - dist / (2 * span))
             comp_s = 0.5
             usual = {g for g, n in f.companions.items() if n >= COMPANION_SHARE * max(1, f.rounds)}
+            if not o.label and not others and not unknown and usual:
+                # one value nobody labelled, alone in its round ("Paid $91 for concert tickets"): a
+                # mention, not a record of a field that comes with others ("payment" beside "late")
+                continue
             if others:
                 comp_s = sum(g in usual for g in others) / len(others)
                 if comp_s == 0.0 and nscore < 0.9:

@@ -499,3 +499,14 @@ def test_two_new_labels_of_one_round_are_two_fields_however_alike(store):
     al = FieldAligner(store.con, DEFAULT, encoder=Close())
     out = al.align(1, [num("white_captures", 3), num("black_captures", 4)])  # a chess game's first record
     assert [o.attribute for o in out] == ["white_captures", "black_captures"]
+
+
+def test_a_lone_value_nobody_labelled_is_no_record_of_a_field_with_company(store):
+    al = FieldAligner(store.con, DEFAULT)
+    for i in range(1, 5):  # client payments: payment and days late
+        al.align(i, [num("payment", 300 + i, "USD"), num("late", 2 + i)])
+    # "Paid $91 for concert tickets": the extractor names the unlabelled sum after its verb
+    lone = Observation("S9:R1", "pay_amount", "$91", 91.0, "USD", "number")
+    assert al.align(5, [lone])[0].attribute == "pay_amount"
+    # the same label written out beside its record's company joins
+    assert al.align(6, [num("payment", 310, "USD"), num("late", 3)])[0].attribute == "payment"

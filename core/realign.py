@@ -10,12 +10,14 @@ compared as records:
 
 * a group is a field with the fields beside it in at least half of its rounds
   (numbers only: dates, codes and names come with records of any kind);
-* two groups are one kind of record named two ways when they share no field
-  and their fields pair one to one, each pair (nearly) never in one round — the same
+* two groups are one kind of record named two ways when the fields they do
+  not share pair one to one, each pair (nearly) never in one round — the same
   value kind, the same unit or dimension, overlapping ranges, names not unlike
   (some name evidence, or the text encoder finds them SLOT_COSINE alike) — with
-  exactly one such pairing, covering the smaller group (two fields at least),
-  and one pair close in name (name evidence or cosine >= CLOSE);
+  exactly one such pairing, covering the smaller rest, and either a field in
+  common (a watering record printing "moist" on both devices, "h2o" on one and
+  "watered" on the other) or one pair close in name (name evidence or cosine
+  >= CLOSE);
 * each pair's smaller field joins the larger (`align.join_field`); the analytic
   memory is then rebuilt from the stored observations (core/analytic.py) as if
   the labels had been aligned from the start, so rows of both devices land in
@@ -139,13 +141,16 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
     found: dict[frozenset, dict[str, str]] = {}
     for i, a in enumerate(gs):
         for b in gs[i + 1:]:
-            if a & b:
+            shared = a & b  # fields both kinds print alike: evidence they are one kind, if the rest pairs
+            ra, rb = a - shared, b - shared
+            if not ra or not rb:
                 continue
-            small, large = (a, b) if (len(a), sorted(a)) <= (len(b), sorted(b)) else (b, a)
+            small, large = (ra, rb) if (len(ra), sorted(ra)) <= (len(rb), sorted(rb)) else (rb, ra)
             pairs = pairing(small, large, stats, similar)
-            if pairs is None or not _apart(pairs, stats) \
-                    or max(_closeness(x, y, similar) for x, y in pairs.items()) < CLOSE:
+            if pairs is None or not _apart(pairs, stats):
                 continue
+            if not shared and max(_closeness(x, y, similar) for x, y in pairs.items()) < CLOSE:
+                continue  # without a field in common, one pair must be close in name
             found[small] = pairs
     merges: list[Merge] = []
     moved: set[str] = set()

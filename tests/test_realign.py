@@ -60,7 +60,7 @@ def test_two_tills_pair_one_to_one_by_unit_range_and_meaning():
 def test_no_merge_when_two_to_join_were_together_or_names_are_unlike_or_kept():
     s = two_tills()
     together = dict(s)
-    together["items"] = stats("items", None, 35, 55, 4, {"revenue": 4, "remaining": 4, "qty_sold": 2})
+    together["items"] = stats("items", None, 35, 55, 4, {"revenue": 4, "remaining": 4, "qty_sold": 1})
     assert plan_merges(together, close_pairs) == []
     assert plan_merges(s, lambda a, b: 0.2 if a != b else 1.0) == []  # nothing close, everything unlike
     assert {m.source for m in plan_merges(s, close_pairs, keep=frozenset({"revenue"}))} == {"items", "remaining"}
@@ -134,3 +134,20 @@ def test_a_build_puts_both_tills_in_one_table_and_a_person_can_undo(tmp_path):
         assert len(events) == 3
         undo_alias(s, events[0][0], DEFAULT)
         assert s.con.execute("SELECT count(*) FROM observations WHERE attribute = ?", [events[0][0]]).fetchone()[0] == 6
+
+
+def test_a_field_both_devices_print_alike_anchors_the_rest():
+    # library desk A: loans and fines; desk B: lendings and fines; "fines" alike on both
+    s = {
+        "loans": stats("loans", None, 20, 40, 5, {"fines": 5}),
+        "fines": stats("fines", "€", 1, 9, 9, {"loans": 5, "lendings": 4}),
+        "lendings": stats("lendings", None, 22, 38, 4, {"fines": 4}),
+    }
+    unlike = lambda a, b: 0.4 if a != b else 1.0  # noqa: E731  (no close name: the shared field decides)
+    assert [(m.source, m.target) for m in plan_merges(s, unlike)] == [("lendings", "loans")]
+    # without the shared field, names as loose as these are not enough
+    s2 = {"loans": stats("loans", None, 20, 40, 5, {"fines": 5}),
+          "fines": stats("fines", "€", 1, 9, 5, {"loans": 5}),
+          "lendings": stats("lendings", None, 22, 38, 4, {"penalties": 4}),
+          "penalties": stats("penalties", "€", 1, 9, 4, {"lendings": 4})}
+    assert plan_merges(s2, unlike) == []

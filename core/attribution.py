@@ -266,7 +266,7 @@ def restrict_steps(steps: Sequence[Any], keep: Iterable[str]) -> tuple:
     """The trace's step records as if only the units in `keep` had been returned.
 
     A step whose units are all withheld disappears (the answerer does not see
-    that it ran, so a Compute value cannot leak through its record); a step
+    that it was run, so a Compute value cannot leak through its record); a step
     that keeps some units keeps them in order, with Rank values, matched
     counts and the summary adjusted; steps without units (errors, skips,
     empty results) stay as they are. Keeping every unit returns the steps unchanged.

@@ -79,7 +79,7 @@ def run_ocr(store: Store, ocr: OCR, progress: Progress = _noop) -> int:
         "SELECT image_id, sha256 FROM images WHERE sha256 IS NOT NULL AND ocr_text IS NULL ORDER BY round_id, position"
     ).fetchall()
     done_by_sha: dict[str, tuple[str, str]] = {}
-    ran = 0
+    done_ocr = 0
     for k in range(0, len(todo), OCR_COMMIT_EVERY):
         with store.transaction():
             for image_id, sha in todo[k : k + OCR_COMMIT_EVERY]:
@@ -95,14 +95,14 @@ def run_ocr(store: Store, ocr: OCR, progress: Progress = _noop) -> int:
                     text = res.text if res else ""
                     lines = json.dumps([[l.text, list(l.box), l.score] for l in (res.lines if res else ())])
                     hit = (text, lines)
-                    ran += 1
+                    done_ocr += 1
                 done_by_sha[sha] = hit
                 store.con.execute(
                     "UPDATE images SET ocr_text = ?, ocr_lines = ?, ocr_engine = ? WHERE image_id = ?",
                     [hit[0], hit[1], ocr.name, image_id],
                 )
         progress("ocr", min(k + OCR_COMMIT_EVERY, len(todo)), len(todo))
-    return ran
+    return done_ocr
 
 
 _OBS_COLUMNS = ("round_id, seq, attribute, raw_value, number, unit, value_kind, source, speaker, utterance_index, "

@@ -6,7 +6,7 @@ ranking episodes: the most central sentences of the member texts
 model-free, so it costs no encoder call), followed by the main named entities
 and quantities in a bracket:
 
-    "Melanie: I ran a charity 5 km race last Saturday. Caroline: ...
+    "Melanie: I painted a lake at sunrise last Saturday. Caroline: ...
      [names: Melanie, Caroline; quantities: 5 km, 3 kids]"
 
 The whole string is bounded by `max_chars` (300 by default). Descriptions of

@@ -63,7 +63,7 @@ BOUNDARY_WORDS = _ws(
     "okay against versus vs")
 AUXILIARIES = _ws("be am is are was were been being have has had having do does did done will would shall "
                   "should can could may might must 'll 've 'd")
-# light verbs: they do not name what was done ("did a 10 km run", "got 7 hours of sleep", "took me 39 min")
+# light verbs: they do not name what was done ("did a 10 km hike", "got 7 hours of study", "took me 39 min")
 LIGHT_VERBS = _ws("do does did done get gets got gotten have has had take takes took taken make makes made "
                   "go goes went gone give gave given keep kept come came be is was were are been")
 # words of a clause that make its numbers plans, wishes or hypotheses, not records

@@ -116,7 +116,7 @@ class Observation:
     image_id: str | None = None
     label: str = ""
     extractor: str = "rules"
-    text_value: str | None = None  # normalized text value ("Ran" -> "run", "I" -> the speaker)
+    text_value: str | None = None  # normalized text value ("Watered" -> "water", "I" -> the speaker)
     raw_attribute: str | None = None  # the extractor's name when field alignment renamed it (core/align.py)
 
 

@@ -2,7 +2,7 @@
 
 Call them like this:
 
-    messages, schema = prompts.extraction(round_, ocr={"img1": "Sleep score 82"})
+    messages, schema = prompts.extraction(round_, ocr={"img1": "Soil moisture 34 %"})
     res = llm.complete_json(prompts.EXTRACT, messages, schema,
                             prompt_version=prompts.PROMPT_VERSION[prompts.EXTRACT])
 
@@ -35,8 +35,8 @@ PROMPT_VERSION: dict[str, str] = {
     TABLE_METADATA: "1",
     EPISODE_DESCRIPTION: "1",
     TOPIC_DESCRIPTION: "1",
-    PLAN: "3",
-    INSTANTIATE: "3",
+    PLAN: "4",
+    INSTANTIATE: "4",
     ANSWER: "2",
     JUDGE: "1",
 }
@@ -205,9 +205,9 @@ def plan(question: str, context: str, *, max_steps: int = 3, tools: Sequence[str
         "and a retrieval memory of events (SemanticMatch/EventLocate for one-off facts, names, photos, or "
         f"to find when something happened). Give the shortest plan (most questions need one step; at most "
         f"{max_steps}): each step an information goal and one tool; no arguments.\nTools:\n{tool_lines}\n"
-        "Examples: 'average sleep score in March?' -> [Compute]. 'what was my heart rate on the day I bought "
+        "Examples: 'average soil moisture in March?' -> [Compute]. 'what was my heart rate on the day I bought "
         "the bike?' -> [EventLocate, Lookup]. 'what did I eat at Lotus Thai?' -> [SemanticMatch]. "
-        "'longest run?' -> [Rank]."
+        "'heaviest harvest?' -> [Rank]."
     )
     step = _obj({"goal": _str(120), "tool": {"type": "string", "enum": list(tools)}})
     schema = _obj({"steps": {"type": "array", "items": step, "minItems": 1, "maxItems": int(max_steps)}})
@@ -256,14 +256,14 @@ def tool_args_schema(tool: str, *, tables: Sequence[str] | None = None, columns:
 
 
 _ARG_EXAMPLES: dict[str, str] = {  # one per tool: small models copy the shape (names here are illustrative)
-    "Lookup": '{"args": {"table": "run_log", "key_values": [{"column": "time", "value": "2026-03-05"}], '
+    "Lookup": '{"args": {"table": "harvest_log", "key_values": [{"column": "time", "value": "2026-03-05"}], '
               '"result_budget": 3}}',
-    "Filter": '{"args": {"table": "run_log", "column_filters": [{"column": "distance", "op": ">", "value": 8}], '
+    "Filter": '{"args": {"table": "harvest_log", "column_filters": [{"column": "weight", "op": ">", "value": 8}], '
               '"result_budget": 10}}',
-    "Compute": '{"args": {"table": "sleep_log", "target_column_expression": "sleep_score", "operator": "avg", '
+    "Compute": '{"args": {"table": "watering_log", "target_column_expression": "soil_moisture", "operator": "avg", '
                '"optional_column_filters": [{"column": "time", "op": ">=", "value": "2026-03-01"}, '
                '{"column": "time", "op": "<=", "value": "2026-03-31"}]}}',
-    "Rank": '{"args": {"table": "sleep_log", "target_column_expression": "deep_sleep", "order": "desc", '
+    "Rank": '{"args": {"table": "harvest_log", "target_column_expression": "weight", "order": "desc", '
             '"optional_column_filters": [], "result_budget": 1}}',
     "SemanticMatch": '{"args": {"query_content": "dinner at Lotus Thai", "retrieval_scope": "event", '
                      '"result_budget": 5}}',

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import zlib
 from pathlib import Path
 from typing import Sequence
 
@@ -49,6 +50,21 @@ class HashEmbedder:
             n = np.linalg.norm(out[i])
             out[i] = out[i] / n if n else _word_vec("<empty>", self.dim) / np.linalg.norm(_word_vec("<empty>", self.dim))
         return out
+
+
+class AlikeEncoder(HashEmbedder):
+    """Finds every two texts alike (cosine 1): structure alone must keep fields apart."""
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return super().encode(["same"] * len(texts))
+
+
+class UnlikeEncoder(HashEmbedder):
+    """Finds no two different texts alike (independent random unit vectors, seeded by the text)."""
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        out = [np.random.default_rng(zlib.crc32(t.encode())).standard_normal(self.dim) for t in texts]
+        return np.array([v / np.linalg.norm(v) for v in out], dtype=np.float32)
 
 
 class FakeImageEncoder:

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import FakeImageEncoder, FakeOCR, HashEmbedder
+from conftest import AlikeEncoder, FakeImageEncoder, FakeOCR, HashEmbedder, UnlikeEncoder
 from core.align import FieldAligner, abbreviates, field_report, merge_fields, name_evidence, undo_alias
 from core.analytic import rebuild
 from core.build import BuildDeps, build
@@ -289,11 +289,8 @@ def test_a_name_of_measure_words_only_is_no_evidence():
 
 
 def test_contrast_words_keep_two_quantities_apart(store):
-    class Close(HashEmbedder):  # an encoder that finds every two labels alike
-        def encode(self, texts):
-            return super().encode(["same"] * len(texts))
 
-    al = FieldAligner(store.con, DEFAULT, encoder=Close())
+    al = FieldAligner(store.con, DEFAULT, encoder=AlikeEncoder())
     for i in range(1, 4):
         al.align(i, [num("my_value", 3 + i), num("soil_moisture", 30 + i, "%")])
     assert al.align(4, [num("other_value", 5), num("soil_moisture", 33, "%")])[0].attribute == "other_value"
@@ -376,11 +373,8 @@ def test_no_place_is_filled_out_of_range_or_in_another_unit(store):
 
 
 def test_a_record_that_shares_one_label_and_a_shape_stays_apart(store):
-    class Far(HashEmbedder):  # an encoder that finds no two different labels alike
-        def encode(self, texts):
-            return np.array([np.random.default_rng(zlib.crc32(t.encode())).standard_normal(384) for t in texts])
 
-    al = FieldAligner(store.con, DEFAULT, encoder=Far())
+    al = FieldAligner(store.con, DEFAULT, encoder=UnlikeEncoder())
     for i in range(1, 6):  # greenhouse records: temperature, germination (%), light (min)
         al.align(i, [num("temperature", 20 + i, "°C"), num("germination", 40 + i, "%"),
                      num("light_duration", 300 + i, "min")])
@@ -461,11 +455,8 @@ def test_a_label_two_kinds_of_record_share_is_a_column_of_each_table(tmp_path):
 
 
 def test_a_value_nobody_labelled_does_not_make_its_record_another_kind(store):
-    class Far(HashEmbedder):
-        def encode(self, texts):
-            return np.array([np.random.default_rng(zlib.crc32(t.encode())).standard_normal(384) for t in texts])
 
-    al = FieldAligner(store.con, DEFAULT, encoder=Far())
+    al = FieldAligner(store.con, DEFAULT, encoder=UnlikeEncoder())
     for i in range(1, 5):  # parcels: items and the parcel's weight
         al.align(i, [num("items", 3 + i), num("parcel_weight", 2.0 + i, "kg")])
     # "5 items, 4.1 kg": the weight has no label, so the extractor named it by its unit
@@ -476,14 +467,11 @@ def test_a_value_nobody_labelled_does_not_make_its_record_another_kind(store):
 def test_a_lexicon_file_changes_the_words_alignment_reads(tmp_path, store):
     from dataclasses import replace as dc_replace
 
-    class Close(HashEmbedder):  # an encoder that finds every two labels alike
-        def encode(self, texts):
-            return super().encode(["same"] * len(texts))
 
     p = tmp_path / "lexicon.json"
     p.write_text(json.dumps({"extend": {"contrast_words": ["hot", "cold"]}}))
     for cfg, expect in ((DEFAULT, "cold_yield"), (dc_replace(DEFAULT, lexicon=str(p)), "hot_yield")):
-        al = FieldAligner(store.con.cursor(), cfg, encoder=Close())
+        al = FieldAligner(store.con.cursor(), cfg, encoder=AlikeEncoder())
         for i in range(1, 4):
             al.align(i, [num("cold_yield", 10 + i, "g"), num("pots", 3)])
         # by default the encoder's likeness joins the two; a lexicon that makes "hot"/"cold" contrast
@@ -492,11 +480,8 @@ def test_a_lexicon_file_changes_the_words_alignment_reads(tmp_path, store):
 
 
 def test_two_new_labels_of_one_round_are_two_fields_however_alike(store):
-    class Close(HashEmbedder):  # an encoder that finds every two labels alike
-        def encode(self, texts):
-            return super().encode(["same"] * len(texts))
 
-    al = FieldAligner(store.con, DEFAULT, encoder=Close())
+    al = FieldAligner(store.con, DEFAULT, encoder=AlikeEncoder())
     out = al.align(1, [num("white_captures", 3), num("black_captures", 4)])  # a chess game's first record
     assert [o.attribute for o in out] == ["white_captures", "black_captures"]
 

@@ -1,12 +1,12 @@
 """Attribute-name and unit normalization, without synonyms.
 
 `normalize_attribute` is deterministic and general: lower snake_case, units
-split off (also in parentheses/brackets and trailing unit words: "Sleep Time
+split off (also in parentheses/brackets and trailing unit words: "Study Time
 (hrs)" -> sleep_time + h, "TEMP. (°C)" -> temp + °C), trailing periods and
 colons, possessives and grammar stop words dropped. It holds no synonym or
 abbreviation table: "temp" stays "temp"; the field-alignment stage
 (core/align.py) merges "temp"/"temperature"/"TEMP." per memory from evidence.
-A duration value names its quantity "<x>_duration" ("Sleep Time (hrs)" ->
+A duration value names its quantity "<x>_duration" ("Study Time (hrs)" ->
 sleep_duration) so a label, a verb and a phrase can agree.
 
 Units: `parse_unit` maps a unit spelling to (canonical unit, dimension,
@@ -123,7 +123,7 @@ def _strong_tail(word: str) -> UnitInfo | None:
 
 
 def split_label_unit(label: str) -> tuple[str, UnitInfo | None]:
-    """Split a unit off a label: "Sleep Time (hrs)" -> ("Sleep Time", h), "Distance km" -> ("Distance", km)."""
+    """Split a unit off a label: "Study Time (hrs)" -> ("Study Time", h), "Distance km" -> ("Distance", km)."""
     unit = None
     label = label.strip().rstrip(":").strip()
     m = _PAREN_UNIT.search(label)
@@ -140,7 +140,7 @@ def split_label_unit(label: str) -> tuple[str, UnitInfo | None]:
         if tail is not None:
             unit = tail
             if last.lower() not in active_lexicon().duration_words:
-                label = " ".join(words[:-1])  # "Sleep hours": the word names the unit and stays in the name
+                label = " ".join(words[:-1])  # "Study hours": the word names the unit and stays in the name
     return label.strip(" ,:-."), unit
 
 
@@ -155,7 +155,7 @@ def normalize_attribute(label: str, *, value_kind: str = "number", dimension: st
     """A label as an attribute name (lower snake_case), or None when nothing meaningful is left.
 
     `dimension` (from the value's unit) refines names: a duration value names
-    its quantity "<x>_duration" ("Sleep Time (hrs)", "sleep hours" ->
+    its quantity "<x>_duration" ("Study Time (hrs)", "study hours" ->
     sleep_duration) so the same quantity stated as a label or a verb is one
     attribute. No synonyms: abbreviations stay as written.
     """
@@ -190,7 +190,7 @@ def _text_canon(lex: Lexicon) -> dict[str, str]:
     return out
 
 
-# Past forms of irregular verbs -> lemma, and each lemma -> itself (grammar, not a domain: 'ran' -> run).
+# Past forms of irregular verbs -> lemma, and each lemma -> itself (grammar, not a domain: 'grew' -> grow).
 TEXT_CANON: dict[str, str] = _text_canon(BUILTIN)
 # no abbreviation or synonym table any more (field alignment merges labels from evidence); kept for importers
 WORD_MAP: dict[str, str] = {}
@@ -212,7 +212,7 @@ def canonical_text(raw: str | None) -> str | None:
 
     Whitespace and surrounding punctuation are trimmed; a one-word value that
     names the speaker becomes "me" ("I" -> "me") and an irregular past verb
-    form its lemma ("Ran" -> "run"); other values keep their spelling.
+    form its lemma ("Grew" -> "grow"); other values keep their spelling.
     """
     if raw is None:
         return None

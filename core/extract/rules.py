@@ -4,7 +4,7 @@ A record is a measured quantity attached to a label, a unit, a verb or a
 counted noun. `RuleExtractor.extract` scans three kinds of text of a round:
 
 - dialogue utterances (prose): "Label: value unit", "my X was/is Y unit",
-  "a X of Y", "7 hours of sleep", "Label_a/Label_b: x/y";
+  "a X of Y", "7 hours of study", "Label_a/Label_b: x/y";
 - image captions (prose, same rules, read as descriptions: no tense needed);
 - OCR text (structured): one visual row per line, cells separated by " | ",
   tabs or runs of spaces; besides the prose rules it pairs a label cell with
@@ -19,7 +19,7 @@ from core/lexicon.py: grammar words and units only):
 - a value with a unit and no label is named by its clause's verb lemma and
   the unit's dimension ("slept 7h" -> sleep_duration, "spent $12" ->
   spend_amount); when one text holds several such values of different
-  dimensions ("I ran 8.2 km in 45 minutes") each is named by its dimension
+  dimensions ("I cycled 8.2 km in 45 minutes") each is named by its dimension
   (distance, duration) and what was done becomes a text field `activity`
   (the verb, the noun after the value, a bare list item or the heading);
 - "N <plural noun>" in a record clause (past tense, first person or a named
@@ -316,7 +316,7 @@ def _is_verb(w: str, lex: Lexicon) -> bool:
 
 
 def clause_verb(text: str, pos: int) -> str | None:
-    """Lemma of the last past-tense, non-light verb of the sentence before `pos` ("I ran 5 km" -> run)."""
+    """Lemma of the last past-tense, non-light verb of the sentence before `pos` ("I watered 5 L" -> water)."""
     lex = active_lexicon()
     verb = None
     for w in re.findall(r"[A-Za-z']+", text[_sentence_start(text, pos):pos]):
@@ -356,7 +356,7 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
         w = tokens[i][0]
         lw = _low(w)
         if w.startswith("(") and not words and (parse_unit(w.strip("()")) is not None or w.strip("()").isalpha()):
-            words.append((w, tokens[i][1]))  # "Sleep Time (hrs): 5.5": the unit belongs to the label
+            words.append((w, tokens[i][1]))  # "Study Time (hrs): 5.5": the unit belongs to the label
             i -= 1
             continue
         if w == "%" and not words and i > 0 and re.match(r"[A-Za-z]", tokens[i - 1][0]):
@@ -367,12 +367,12 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
             break
         if (not words and strong and not skipped_time and lw in lex.time_words and i > 0
                 and _low(tokens[i - 1][0]) in ("last", "this")):
-            # "Sleep last night: 8.3 h": after a colon/verb "last night" only dates the record
+            # "Study last night: 2.3 h": after a colon/verb "last night" only dates the record
             skipped_time = 2
             i -= 2
             continue
         if not words and lw in lex.time_words and not structured:
-            break  # "ran 6.5 km this morning in 37 minutes": "morning" does not name the 37 minutes
+            break  # "hiked 6.5 km this morning in 37 minutes": "morning" does not name the 37 minutes
         if lw in lex.boundary_words or lw in lex.determiners:
             if words and lw in lex.determiners and i > 0 and _low(tokens[i - 1][0]) in lex.connectives \
                     and _low(tokens[i - 1][0]) not in lex.weak_connectives:
@@ -435,7 +435,7 @@ def _proper_noun(text: str, w: str, pos: int) -> bool:
 
 def _record_list(text: str, value: Value, values: list[Value]) -> bool:
     """True when `value` is an item of a list of measurements: its sentence has a colon before it, or another
-    value with a unit ("Sleep last night: 8.3 h, ..., sleep score 78"; not "Room 204, gate 12, flight 447")."""
+    value with a unit ("Study last night: 2.3 h, ..., quiz score 78"; not "Room 204, gate 12, flight 447")."""
     ss = max(text.rfind("\n", 0, value.start), max((m.end() - 1 for m in re.finditer(r"[.!?]\s", text[:value.start])),
                                                   default=-1)) + 1
     m = re.compile(r"[.!?](?:\s|$)|\n").search(text, value.end)
@@ -506,7 +506,7 @@ def right_label(text: str, value: Value) -> str:
 
 
 def of_label(text: str, value: Value) -> str:
-    """The noun after "<value> of": "7 hours of sleep" -> "sleep", "3 sets of squats" -> "squats"."""
+    """The noun after "<value> of": "7 hours of study" -> "study", "3 sets of squats" -> "squats"."""
     lex = active_lexicon()
     m = re.match(r"\s+of\s+((?:[A-Za-z][A-Za-z'-]*\s?){1,3})", text[value.end:])
     if not m:
@@ -882,7 +882,7 @@ def _from_value(text: str, v: Value, values: list[Value], structured: bool, desc
     if not label:
         ofl = of_label(text, v)
         if ofl and (unit is not None or logged):
-            label, strong = ofl, True  # "7 hours of sleep", "2 liters of water", "logged 1562 of PR"
+            label, strong = ofl, True  # "7 hours of study", "2 liters of water", "logged 1562 of PR"
     elif logged and of_label(text, v):
         label, strong = of_label(text, v), True  # "Extraction day: Logged 2.55 kg of yield"
     if not label and v.kind == "number" and _log_line(text, v, values):
@@ -900,7 +900,7 @@ def _from_value(text: str, v: Value, values: list[Value], structured: bool, desc
     if label and not _label_ok(label, v):
         label = ""
     if v.clock and v.kind == "time" and not label and re.search(r"\b(?:in|for)\s*$", text[:v.start]):
-        # "ran 5.2 km in 28:45": a clock-style duration
+        # "paddled 5.2 km in 28:45": a clock-style duration
         subj, verb, _ = record_subject(text, v.start)
         verb = lab.verb or verb
         a, b = (int(x) for x in v.raw.split(":")[:2])
@@ -1319,7 +1319,7 @@ def _list_texts(text: str, found: list[Found]) -> list[Found]:
 
 def _activity(text: str, dim_founds: list[Found]) -> Found | None:
     """What was done, for values named by their dimension: a bare list item ("Quick log: run, 6.4 km"), the
-    noun after a value ("a 6.8 km run"), the clause's verb ("Rode 46.2 km") or the heading ("Bike ride:")."""
+    noun after a value ("a 6.8 km hike"), the clause's verb ("Paddled 46.2 km") or the heading ("Canoe trip:")."""
     lex = active_lexicon()
     first = min(f.start for f in dim_founds)
     ss = _sentence_start(text, first)
@@ -1344,7 +1344,7 @@ def _activity(text: str, dim_founds: list[Found]) -> Found | None:
         if m and ok(m.group(1)) and not _is_verb(m.group(1), lex) and not _plural(m.group(1)):
             s = f.end + m.start(1)
             return Found("activity", m.group(1), s, s + len(m.group(1)), "text", None, None, "activity")
-    # 3. the clause's own verb ("Ran", "Rode", "I swam")
+    # 3. the clause's own verb ("Hiked", "Paddled", "I swam")
     for m in re.finditer(r"[A-Za-z']+", text[ss:first]):
         w = m.group(0)
         if _is_verb(w, lex) and _low(w) not in lex.light_verbs:
@@ -1655,7 +1655,7 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
             return 0
         return sum(1 for k in range(1, min(paired)) if all(c.is_label for c in rows[k]))
 
-    # label above value, or value above label ("7h 12m" over "Sleep"): the reading that pairs more cells
+    # label above value, or value above label ("7h 12m" over "Study"): the reading that pairs more cells
     above, below = vertical(True), vertical(False)
     # a tie: the reading that leaves no label between the title and the first pair; then a title row over
     # "value above label" cards, where the last row is a label that only the value-above reading consumes

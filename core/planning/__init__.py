@@ -1,7 +1,7 @@
 """Query processing (paper 3.5): planning context, six tools, planners, answers, traces.
 
     from core.planning import QueryEngine
-    trace = QueryEngine(con, text_encoder, config).ask("How long did I sleep in March on average?")
+    trace = QueryEngine(con, text_encoder, config).ask("How much did I water the ferns in March on average?")
 """
 from .answer import REFUSAL, LLMAnswerer, RuleAnswerer
 from .context import Candidate, ContextBuilder, PlanningContext

@@ -328,7 +328,7 @@ def column_tokens(col: ColumnMeta, table_name: str = "", description: str = "") 
     """The column's BM25 document: its names (twice: they name this column, the rest names its table),
     unit words, description, table name and description, and text values."""
     own = sorted(name_tokens(col)) + sorted(unit_tokens(col.unit))
-    # description words that only repeat the table's name ("workout duration" in table workout) describe
+    # description words that only repeat the table's name ("harvest weight" in table harvest) describe
     # the rows, not this column: the table's words come once, for every column alike
     tw = set(table_words(table_name))
     desc = [w for w in tokens(col.description) if w not in tw or w in own]
@@ -409,7 +409,7 @@ def _heads(seq: Sequence[str], own: set[str]) -> bool:
 
 
 def lemmas(text: str) -> list[str]:
-    """Verb forms as their lemma, stemmed ('slept' -> sleep, 'riding' -> ride); other words as tokens."""
+    """Verb forms as their lemma, stemmed ('watered' -> water, 'baking' -> bake); other words as tokens."""
     from ..lexicon import lemma
 
     out = []
@@ -553,7 +553,7 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         if implied == "duration" and adj in ("long", "short") and any(
                 unit_dimension(c.unit) == "distance" for t, c in cands if t.table_name in named_tables):
             # "the longest run": the length of records that have one (a distance column in the table the
-            # question names); otherwise a duration ("the longest game", "how long did I sleep")
+            # question names); otherwise a duration ("the longest game", "how long did I study")
             implied = "distance"
     out = []
     loose_only: set[int] = set()  # positions in `out` supported only by the looser cosine
@@ -566,7 +566,7 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         # an implied dimension ("longest" -> duration) supports a column only in a table the question names
         named_table = bool(set(table_words(t.table_name)) & plain) or t.table_name in named_tables
         score = lam * float(cos[i]) + (1 - lam) * float(bm[i]) + 0.1 * float(pnorm[i])
-        # a name word the phrase does not use ("deep" in deep_sleep for "how much did I sleep") suggests
+        # a name word the phrase does not use ("net" in net_weight for "how much did I harvest") suggests
         # a more specific quantity than the one asked about
         covered = {stem(cdim.split("_")[0])} if cdim else set()
         names = [set(tokens(c.name))] + [set(tokens(a)) for a in c.aliases]
@@ -729,7 +729,7 @@ def _one_column_per_value(matches: list[CategoryMatch], qtok: set[str],
                           tables: Sequence[TableMeta]) -> list[CategoryMatch]:
     """A value found in several columns of one table (Leo in opponent and winner, red in my_color and
     opponent_color) filters one of them: the column whose verb it is the subject of; else the column
-    whose qualifier the question uses ("I played a red card" -> my_color); else the column where the
+    whose qualifier the question uses ("I moved the white bishop" -> my_color); else the column where the
     value is most common."""
     by_table = {t.table_name: t for t in tables}
     groups: dict[tuple[str, str], list[CategoryMatch]] = {}

@@ -2,7 +2,7 @@
 
     engine = QueryEngine(con, text_encoder, config)           # rules
     engine = QueryEngine(con, text_encoder, config, llm=llm)  # LLM planner + answerer
-    trace = engine.ask("How long did I sleep on average in March?")
+    trace = engine.ask("How much did I water the ferns on average in March?")
 
 With a model, `config.llm_mode` chooses how it works: "guided" (default) shows
 the planner the rule-based plan as a draft (kept as is when the model keeps

@@ -3,7 +3,7 @@
 `analyze(question, now, first)` splits a question into what it asks
 (aggregate, extreme, count, latest/first, trend, value, list, yes/no, when,
 or plain retrieval), the time range it names (resolved by dates.py), an
-event clause ("on the day I ran the half marathon") that must be located
+event clause ("on the day I repotted the monstera") that must be located
 first, and numeric conditions ("longer than 8 km"). Nothing here knows any
 table or column: the words left in `target_text` are matched against the
 metadata afterwards.
@@ -51,7 +51,7 @@ _NUM = r"(\d{1,2}:\d{2}(?!\d)|-?\d+(?:\.\d+)?|" + "|".join(sorted((w for w in NU
 @dataclass(frozen=True)
 class EventClause:
     relation: str  # day | day_after | day_before | week | since | after | before
-    text: str  # what to locate, e.g. "I ran the half marathon"
+    text: str  # what to locate, e.g. "I repotted the monstera"
     phrase: str  # the words removed from the question
 
 
@@ -96,7 +96,7 @@ def _num(s: str) -> float:
 
 
 def find_event_clause(q: str) -> EventClause | None:
-    """'on the day I ran the half marathon' -> EventClause('day', 'I ran the half marathon')."""
+    """'on the day I repotted the monstera' -> EventClause('day', 'I repotted the monstera')."""
     patterns = [
         (r"\b(?:on|during|for|of|in)?\s*the\s+(?:day|night|date|morning|evening)\s+(after|before)\s+(?:the\s+day\s+)?"
          r"((?:i|we|my|our)\b.+)", "day_{}"),
@@ -124,7 +124,7 @@ def find_event_clause(q: str) -> EventClause | None:
             if find_conditions(text):
                 continue  # "when I slept over 7.5 hours" is a condition on the rows, not an event
             return EventClause(relation, text, phrase)
-    # "... when I ran the marathon?" (not a question that starts with "when")
+    # "... when I repotted the monstera?" (not a question that starts with "when")
     m = re.search(r"(?<!^)\b(?:when|while)\s+((?:i|we)\s+.+)", q.strip(), flags=re.IGNORECASE)
     if m and not re.match(r"\s*when\b", q, flags=re.IGNORECASE):
         text, phrase = _clause_end(m[1], m[0])
@@ -174,7 +174,7 @@ def find_conditions(q: str) -> list[Condition]:
             unit = _unit(m[3])
             of = re.match(r"\s+of\s+((?:[a-z]+\s?){1,2})", q[m.end():], flags=re.IGNORECASE) if unit else None
             if of and not re.match(r"(?:the|my|a|an)\b", of[1], flags=re.IGNORECASE):
-                # "more than 8 hours of sleep": the words after "of" name the quantity
+                # "more than 8 hours of study": the words after "of" name the quantity
                 out.append(Condition(op, _num(m[2]), unit, m[0] + of[0].rstrip(), of[1].strip()))
                 continue
             out.append(Condition(op, _num(m[2]), unit, m[0], _context(q, m.start())))
@@ -189,7 +189,7 @@ def find_conditions(q: str) -> list[Condition]:
             if _unit(m[2]) == "or":
                 continue
             unit = _unit(m[2]) if not (m[2] or "").lower().startswith("or") else None
-            # "a sleep score of 78 or more": the quantity is named before "of"
+            # "a puzzle score of 78 or more": the quantity is named before "of"
             out.append(Condition(op, _num(m[1]), unit, m[0], _context(q, m.start())))
     # a shorter comparator inside a longer one ("over" in "no more than") is dropped
     out.sort(key=lambda c: -len(c.phrase))
@@ -231,7 +231,7 @@ _VERSUS = re.compile(r"\b(?:did|do|have|has|had|was|were)\s+(?:i|we)\s+(?:\w+\s+
 
 def _how_many_noun(low: str) -> str | None:
     """The counted noun: 'how many bike rides did I' -> 'rides', 'how many of my runs' -> 'runs',
-    'how many sleep logs do I have' -> 'logs', 'how many hours' -> 'hours'."""
+    'how many harvest logs do I have' -> 'logs', 'how many hours' -> 'hours'."""
     m = re.search(r"\bhow\s+many\s+(?:of\s+(?:my|our|the)\s+)?(.*)", low)
     if not m:
         return None
@@ -402,7 +402,7 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
             "desc" if sup_text.find(sup_desc[0]) < sup_text.find(sup_asc[0]) else "asc")
         # "longest" still says which quantity (long -> duration); "highest" says nothing
         text = low
-        # "which night did I sleep the least": most/least after a verb, with no noun, asks for an amount
+        # "which day did I study the least": most/least after a verb, with no noun, asks for an amount
         text = re.sub(r"\b(?:the\s+)?(?:most|least)\s*(?=$|[?.!,]|\b(?:in|on|during|last|this|over|since)\b)",
                       " much ", text)
         for w in sup_desc + sup_asc:

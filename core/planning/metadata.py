@@ -35,7 +35,7 @@ def normalize_dtype(duck_type: str) -> str:
 
 
 def words(name: str) -> str:
-    """'sleep_hours' -> 'sleep hours' (what people and encoders read)."""
+    """'soil_moisture' -> 'soil moisture' (what people and encoders read)."""
     return re.sub(r"[_\W]+", " ", name).strip()
 
 

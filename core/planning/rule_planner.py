@@ -4,7 +4,7 @@
 from the planning context (columns.py: embedding + BM25 over metadata) and
 writes the high-level plan [(goal, tool)]. `instantiate()` fills in one step's
 Table 4 arguments from the question and the results of the earlier steps:
-for "... on the day I ran the half marathon", step 1 is EventLocate and step
+for "... on the day I repotted the monstera", step 1 is EventLocate and step
 2's time filter is the date step 1 found (paper eq. 10). With
 progressive=False every step is instantiated before any runs, so such a
 constraint is unavailable (the no-progressive ablation); the trace says so.
@@ -199,7 +199,7 @@ def _sides(tables: Sequence[TableMeta], table: str, other: str | None) -> tuple[
 
 def _average_in_name(question: str, tables: Sequence[TableMeta]) -> str | None:
     """The question without its "average" when that word only belongs to a column's name
-    ("my average glucose on the latest dashboard") and another operator word is present; else None."""
+    ("my average pressure on the latest gauge") and another operator word is present; else None."""
     low = question.lower()
     if not (re.search(_LATEST, low) or re.search(_FIRST, low)):
         return None
@@ -243,7 +243,7 @@ class RulePlanner:
         tables = [cat[n] for n in context.tables if n in cat] if analytic else []
         named = _average_in_name(question, tables) if a.kind == "aggregate" and a.op == "avg" else None
         if named is not None:
-            # "my average glucose on the latest dashboard": "average" is part of a column's name
+            # "my average pressure on the latest gauge": "average" is part of a column's name
             a2 = analyze(named, now, first)
             a = Analysis(**{**a.__dict__, "kind": a2.kind, "op": a2.op, "order": a2.order,
                             "target_text": a.target_text if a2.kind == "aggregate" else a2.target_text})
@@ -327,7 +327,7 @@ class RulePlanner:
                 names = {(t.table_name, col.name) for t, col in by_unit}
                 # among columns of the unit's dimension the words before the comparator decide (not the
                 # unit again: "less than 390 minutes" says nothing about which duration); the dimension
-                # names its columns by itself ("sleep under 7 hours" -> sleep_duration, not deep_sleep)
+                # names its columns by itself ("moves under 40" -> moves, not opening_moves)
                 ranked = [ch for ch in match_columns(c.context if dim else f"{c.context} {c.unit}", tables,
                                                      self.embed, self.encode_query, self.config.lambda_meta,
                                                      table_prior=prior, dimension=dim)
@@ -501,7 +501,7 @@ class RulePlanner:
                 # nor does the filtered column's name ("where the kind was chain")
                 text = re.sub(r"\b" + re.escape(m.column.replace("_", " ").lower()) + r"\s+(?:was|is|were)\b",
                               " ", text)
-            # a column the conditions filter on is not what is measured ("deep sleep on nights with a
+            # a column the conditions filter on is not what is measured ("nitrate on tanks with a
             # resting heart rate of 60 or more"), unless nothing else fits
             used = {(t, f["column"]) for t, f in cond}
             # the unit the answer is asked in is a hard constraint (not the units of conditions)
@@ -624,7 +624,7 @@ class RulePlanner:
         if scoped:
             return Decision(a, "Compute", op="sum" if additive else "avg", **common)
         if cond and kind == "value":
-            # "how much deep sleep did I get on nights with a score under 60": over the matching rows
+            # "how much nitrate was there on tests with a pH under 7": over the matching rows
             total = bool(re.search(r"\b(?:total|in all|altogether|combined)\b", a.question.lower()))
             return Decision(a, "Compute", op="sum" if total else "avg", **common)
         if filters and kind == "value":

@@ -257,7 +257,7 @@ def compile_expression(raw: object, table: TableMeta, where: str, *, allow_star:
     if len(raw) > MAX_STRING:
         raise ToolError(f"{where}: expression too long ({len(raw)} characters)")
     text = raw.strip()
-    # A whole-string column name first (it may contain spaces: "sleep hours")
+    # A whole-string column name first (it may contain spaces: "soil moisture")
     if not re.search(r"[-+*/()]", text) or text in table.column_names:
         name = resolve_name(text, table.column_names, f"{where} (column)")
         col = table.column(name)

@@ -74,6 +74,7 @@ class QA:
     refusal: bool = False
     answer_kind: str = ""  # number | date | updown | yesno | text | refusal ("" = infer)
     tolerance: float | None = None  # for numeric answers
+    image: ImageRef | None = None  # the question's own image (Mem-Gallery `question_image` + `image_caption`)
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class History:
     sessions: tuple[Session, ...]
     qas: tuple[QA, ...] = ()
     profile: str = ""
+    people: tuple[str, ...] = ()  # names the file gives its people, the user first (profile name, speakers)
 
     @property
     def rounds(self) -> list[Round]:

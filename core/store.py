@@ -109,6 +109,17 @@ MIGRATIONS: list[tuple[int, str]] = [
             score DOUBLE, evidence JSON, logged_at TIMESTAMP);
         """,
     ),
+    (
+        5,
+        # who the memory's people are (a profile's name, a conversation's speakers: the user first),
+        # and a question's own image (its caption is part of the query)
+        """
+        CREATE TABLE people(source VARCHAR NOT NULL, name VARCHAR NOT NULL, position INTEGER,
+            PRIMARY KEY(source, name));
+        ALTER TABLE qas ADD COLUMN image_caption VARCHAR;
+        ALTER TABLE qas ADD COLUMN image_path VARCHAR;
+        """,
+    ),
 ]
 
 CHUNK_SIZE = 500  # rows per executemany batch
@@ -347,13 +358,18 @@ class Store:
             (
                 q.qa_id, history.source, q.question, q.answer, json.dumps(list(q.clues)), q.qtype,
                 q.category, json.dumps([list(o) for o in q.options]), q.refusal, q.answer_kind, q.tolerance,
+                q.image.caption if q.image else None, q.image.path if q.image else None,
             )
             for q in history.qas
         ]
         for k in range(0, len(rows), CHUNK_SIZE):
             con.executemany(
-                "INSERT INTO qas VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING", rows[k : k + CHUNK_SIZE]
+                "INSERT INTO qas VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                rows[k : k + CHUNK_SIZE],
             )
+        if history.people:
+            con.executemany("INSERT INTO people VALUES (?, ?, ?) ON CONFLICT DO NOTHING",
+                            [(history.source, n, i) for i, n in enumerate(history.people)])
         return con.execute("SELECT count(*) FROM qas").fetchone()[0] - before
 
     # ------------------------------------------------------------------ reads
@@ -448,7 +464,8 @@ class Store:
         return (row[0], row[1]) if row else None
 
     def qas(self, source: str | None = None) -> list[QA]:
-        sql = "SELECT qa_id, question, answer, clues, qtype, category, options, refusal, answer_kind, tolerance FROM qas"
+        sql = ("SELECT qa_id, question, answer, clues, qtype, category, options, refusal, answer_kind, tolerance, "
+               "image_caption, image_path FROM qas")
         params: list = []
         if source is not None:
             sql += " WHERE source = ?"
@@ -459,9 +476,16 @@ class Store:
                 qa_id=r[0], question=r[1], answer=r[2], clues=tuple(json.loads(r[3] or "[]")), qtype=r[4] or "",
                 category=r[5], options=tuple(tuple(o) for o in json.loads(r[6] or "[]")), refusal=bool(r[7]),
                 answer_kind=r[8] or "", tolerance=r[9],
+                image=ImageRef(image_id=f"{r[0]}:image", caption=r[10] or "", path=r[11])
+                if r[10] is not None or r[11] is not None else None,
             )
             for r in rows
         ]
+
+    def people(self) -> list[str]:
+        """The names the stored files give their people, the user of each file first, each name once."""
+        rows = self.con.execute("SELECT name FROM people ORDER BY position, source").fetchall()
+        return list(dict.fromkeys(r[0] for r in rows))
 
     def summary(self) -> dict:
         """Counts a person wants to see first: sessions, rounds, images, OCR, observations, schemas, nodes."""

@@ -211,6 +211,37 @@ def test_memeye_round_trip_with_real_pngs(tmp_path):
     assert q2.options == (("A", "red"), ("B", "blue"))
 
 
+def test_mem_gallery_fields_type_question_image_and_the_users_name(tmp_path):
+    """Mem-Gallery names the type `point`, gives some questions their own picture (a path that may be
+    absent, and its caption), and names the user only in the profile."""
+    doc = memeye_doc()
+    doc["human-annotated QAs"] = [
+        {"point": "VS", "question": "Which picture shows the red thing?", "answer": "D1:1:I1", "clue": ["D1:1"]},
+        {"point": [["X1"], ["Y2"]], "question": "What is shown in the picture?", "answer": "a cat",
+         "question_image": "../image/h/QA_IMG_001.jpg", "image_caption": "A grey cat on a sofa."},
+    ]
+    [h] = read_file(write_memeye(tmp_path, doc))
+    q1, q2 = h.qas
+    assert (q1.qtype, q1.image) == ("VS", None)
+    assert q2.qtype == "X1+Y2"
+    assert q2.image is not None and q2.image.caption == "A grey cat on a sofa."
+    assert q2.image.path == "../image/h/QA_IMG_001.jpg" and q2.image.data is None  # a query, never resolved
+    assert h.people == ("Alex",)
+    with Store(str(tmp_path / "m.duckdb")) as store:
+        store.ingest(h)
+        assert store.people() == ["Alex"]
+        got = {q.qa_id: q for q in store.qas()}
+        assert got[q2.qa_id].image.caption == "A grey cat on a sofa." and got[q1.qa_id].image is None
+    doc["human-annotated QAs"][1]["image_caption"] = ["one", "two"]
+    err = raises_input(read_file, write_memeye(tmp_path / "two", doc))
+    assert_names(err, "h.json", '["human-annotated QAs"][1].image_caption', "at most one image")
+
+
+def test_locomo_speakers_are_the_memorys_people(locomo_dir):
+    [h] = read_file(locomo_dir / "26.json")
+    assert len(h.people) == 2 and all(p and p[0].isupper() for p in h.people)
+
+
 def test_memeye_images_from_folder_or_zip_by_name(tmp_path):
     img = jpeg_bytes()
     doc = memeye_doc(image_refs=("../image/h/photo.jpg",))

@@ -354,3 +354,28 @@ def test_capped_context_ranks_tied_episodes_as_a_full_stable_sort_would(memory_p
     assert [(c.kind, c.name, c.selected) for c in capped.candidates] == \
         [(c.kind, c.name, c.selected) for c in full.candidates if c.kind == "table" or c in full_eps[:5]]
     con.close()
+
+
+def test_a_questions_own_image_joins_every_search_by_its_caption(tmp_path, embedder):
+    """Asked "what is shown in this picture?", the memory is searched for what the picture's caption
+    describes: the round about it is found, and the trace says the image was part of the query."""
+    from datetime import datetime
+
+    from core.model import History, ImageRef, Round, Session, Utterance
+    from core.planning import QueryEngine, Trace
+    from core.store import Store
+
+    texts = ["We repotted the fern into a clay pot.", "The invoice from the printer arrived today.",
+             "My opponent opened with the queen's gambit.", "Bought a violet orchid at the market."]
+    rounds = tuple(Round(f"D1:{i + 1}", "D1", datetime(2026, 1, 1 + i), (Utterance("user", t),), index_in_session=i)
+                   for i, t in enumerate(texts))
+    with Store(str(tmp_path / "m.duckdb")) as store:
+        store.ingest(History("h.json", "memeye", (Session("D1", None, rounds),)))
+        engine = QueryEngine(store.con, embedder, DEFAULT)
+        image = ImageRef("q1:image", caption="a violet orchid flower in a pot at a market stall")
+        plain = engine.ask("What is shown in the picture?")
+        seen = engine.ask("What is shown in the picture?", image=image)
+    assert seen.image_caption == image.caption and not plain.image_caption
+    assert seen.evidence_rounds[0] == "D1:4", seen.evidence_rounds
+    assert any("question's image" in s.summary for s in seen.steps if s.tool in ("SemanticMatch", "EventLocate"))
+    assert Trace.from_dict(seen.to_dict()).image_caption == image.caption

@@ -139,7 +139,8 @@ def _sample(r: Reader, sample: dict, place: str, source: str, name: str) -> Hist
 
     qas = _qas(r, sample.get("qa"), at(place, "qa"), name)
     profile = "speakers: " + ", ".join(s for s in speakers if s) if any(speakers) else ""
-    return History(source=source, format=FORMAT, sessions=tuple(sessions), qas=qas, profile=profile)
+    return History(source=source, format=FORMAT, sessions=tuple(sessions), qas=qas, profile=profile,
+                   people=tuple(s for s in speakers if s))
 
 
 def _qas(r: Reader, raw: object, place: str, name: str) -> tuple[QA, ...]:

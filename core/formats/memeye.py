@@ -62,6 +62,7 @@ def parse(obj: object, file: str, source: str, stem: str) -> tuple[History, dict
     assert isinstance(obj, dict)
     sessions_raw = r.required(obj, DIALOGUES, "", (list,))
     profile = _profile(obj.get("character_profile"))
+    people = _people(obj.get("character_profile"))
 
     seen_sessions: dict[str, str] = {}
     seen_rounds: dict[str, str] = {}
@@ -95,7 +96,8 @@ def parse(obj: object, file: str, source: str, stem: str) -> tuple[History, dict
         sessions.append(Session(session_id=sid, date=sdate, rounds=tuple(rounds)))
 
     qas = _qas(r, obj.get(QAS), stem)
-    return History(source=source, format=FORMAT, sessions=tuple(sessions), qas=qas, profile=profile), image_places
+    return History(source=source, format=FORMAT, sessions=tuple(sessions), qas=qas, profile=profile,
+                   people=people), image_places
 
 
 def count_rounds(obj: object) -> int:
@@ -114,6 +116,13 @@ def _profile(value: object) -> str:
     if isinstance(value, str):
         return value
     return json.dumps(value, ensure_ascii=False)
+
+
+def _people(value: object) -> tuple[str, ...]:
+    """The user's name from a profile object's `name` (a plain-text profile names nobody)."""
+    if isinstance(value, dict) and isinstance(value.get("name"), str) and value["name"].strip():
+        return (value["name"].strip(),)
+    return ()
 
 
 def _round(r: Reader, d: object, rp: str, sid: str, sdate: date | None, index: int,
@@ -204,6 +213,8 @@ def _qas(r: Reader, raw: object, stem: str) -> tuple[QA, ...]:
             if value:
                 qtype = value
                 break
+        if not qtype:  # Mem-Gallery / MemEye name the type `point`: one, a list, or nested lists of them
+            qtype = "+".join(_point_names(q.get("point")))
         category = r.optional(q, "category", qp, (int,))
         refusal = is_refusal(answer)
         explicit = r.optional(q, "refusal", qp, (bool,))
@@ -222,8 +233,34 @@ def _qas(r: Reader, raw: object, stem: str) -> tuple[QA, ...]:
             qtype=qtype, category=category, options=_options(r, q.get("options"), at(qp, "options")),
             refusal=refusal, answer_kind=answer_kind,
             tolerance=float(tolerance) if tolerance is not None else None,
+            image=_question_image(r, q, qp, qa_id),
         ))
     return tuple(out)
+
+
+def _point_names(value: object) -> list[str]:
+    """The type names in a `point` value (a name, or lists of names at any depth); other values name none."""
+    if isinstance(value, str):
+        return [value.strip()] if value.strip() else []
+    if isinstance(value, list):
+        return [n for v in value for n in _point_names(v)]
+    return []
+
+
+def _question_image(r: Reader, q: dict, qp: str, qa_id: str) -> ImageRef | None:
+    """The question's own image (`question_image` path, `image_caption`), or None.
+
+    The path is kept as written and not resolved: a question's image is a query, not memory, and
+    the benchmark's files usually come without their pictures; the caption is what is searched."""
+    paths = r.text_list(q, "question_image", qp)
+    captions = r.text_list(q, "image_caption", qp)
+    if not paths and not captions:
+        return None
+    if len(paths) > 1 or len(captions) > 1:
+        raise r.fail(at(qp, "question_image" if len(paths) > 1 else "image_caption"),
+                     "a question carries at most one image and one caption")
+    return ImageRef(image_id=f"{qa_id}:image", caption=captions[0] if captions else "",
+                    path=paths[0] if paths else None)
 
 
 def _options(r: Reader, raw: object, place: str) -> tuple[tuple[str, str], ...]:

@@ -56,6 +56,7 @@ class PlanningContext:
     question: str
     candidates: tuple[Candidate, ...]  # every candidate, best first within each kind
     ranked: bool  # False for the no-context ablation (everything kept, unranked)
+    people: tuple[str, ...] = ()  # the memory's people by name, the user first (a name of them is not missing content)
 
     @property
     def tables(self) -> tuple[str, ...]:
@@ -240,8 +241,9 @@ class ContextBuilder:
 
         `catalog`: a snapshot from catalog() to use instead of checking for changes again."""
         items, vecs, index, is_ep = self._candidates(use_tables, use_episodes, catalog)
+        people = self.people()
         if not items:
-            return PlanningContext(question, (), ranked)
+            return PlanningContext(question, (), ranked, people)
         qv = self.encoder.encode([question])[0]
         s = hybrid(np.asarray(qv, dtype=np.float32), vecs, tokens(question), index, self.config.lambda_meta)
         # a stable sort by -h, as sorted(range(n), key=lambda i: -h[i]) was, without a Python call per item
@@ -265,4 +267,12 @@ class ContextBuilder:
             sel = (not ranked) or kept[kind] < limits[kind]
             kept[kind] += sel
             cands.append(Candidate(kind, name, text, cos[j], bm[j], bn[j], h[j], bool(sel)))
-        return PlanningContext(question, tuple(cands), ranked)
+        return PlanningContext(question, tuple(cands), ranked, people)
+
+    def people(self) -> tuple[str, ...]:
+        """The names the stored files give the memory's people, the user first (empty in an older memory)."""
+        try:
+            rows = self.con.execute("SELECT name FROM people ORDER BY position, source").fetchall()
+        except duckdb.CatalogException:  # a memory file from before migration 5 opened read-only
+            return ()
+        return tuple(dict.fromkeys(r[0] for r in rows))

@@ -33,6 +33,7 @@ import duckdb
 
 from ..config import DEFAULT, Config
 from ..errors import InputError, LLMError
+from ..model import ImageRef
 from ..protocols import LLM, TextEncoder
 from ..utility import UtilityRankedRetrieval, UtilityStore
 from .answer import LLMAnswerer, RuleAnswerer
@@ -70,6 +71,7 @@ class PlanState:
     catalog: dict | None = field(default=None, compare=False, repr=False)  # table metadata snapshot
     ms: tuple[tuple[str, float], ...] = ()
     started: float = 0.0
+    image: ImageRef | None = None  # the question's own image (its caption joins every search)
 
     @property
     def done(self) -> bool:
@@ -154,8 +156,10 @@ class QueryEngine:
     def _encode_query(self, text: str):
         return self.encoder.encode([text])[0]
 
-    def toolbox(self, ablation: str = "full", catalog: dict | None = None) -> Toolbox:
-        """The tools an ablation allows; with `catalog`, tools use that metadata snapshot."""
+    def toolbox(self, ablation: str = "full", catalog: dict | None = None,
+                image: ImageRef | None = None) -> Toolbox:
+        """The tools an ablation allows; with `catalog`, tools use that metadata snapshot; with `image`
+        (the question's own), searches look for what its caption describes too."""
         tools = TOOL_NAMES
         if ablation == "no-analytic" or ablation == "rag":
             tools = RETRIEVAL_TOOLS
@@ -163,7 +167,8 @@ class QueryEngine:
             tools = ANALYTIC_TOOLS
         source = self.contexts.catalog if catalog is None else (lambda: catalog)
         retrieval = self.plain_retrieval if ablation == "no-utility" else self.retrieval
-        return Toolbox(self.con, source, retrieval, self.config, allowed_tools=tools)
+        return Toolbox(self.con, source, retrieval, self.config, allowed_tools=tools,
+                       image_caption=image.caption if image is not None else "")
 
     def _span(self) -> tuple[datetime | None, datetime | None]:
         cur = self.con.cursor()
@@ -175,8 +180,10 @@ class QueryEngine:
             cur.close()
 
     # ------------------------------------------------------------------ stepwise API
-    def start(self, question: str, ablation: str = "full") -> PlanState:
-        """Build the planning context and the high-level plan. Raises InputError for a bad question/ablation."""
+    def start(self, question: str, ablation: str = "full", image: ImageRef | None = None) -> PlanState:
+        """Build the planning context and the high-level plan. Raises InputError for a bad question/ablation.
+
+        `image`: the question's own picture; its caption joins every search the plan makes."""
         if ablation not in ABLATIONS:
             raise InputError("question", "ablation", f"unknown ablation {ablation!r}; expected one of "
                              f"{', '.join(ABLATIONS)}")
@@ -214,7 +221,7 @@ class QueryEngine:
         state = PlanState(question=question, ablation=ablation, context=context, plan=plan, tools=tools,
                           budget_left=self.config.evidence_budget, fallbacks=tuple(fallbacks), now=now,
                           first=first, rule_from=0 if plan.planner == "rules" else None, catalog=catalog,
-                          ms=(("context", (t1 - t0) * 1000),), started=t0)
+                          ms=(("context", (t1 - t0) * 1000),), started=t0, image=image)
         if ablation == "no-progressive":
             pre = tuple(self._instantiate(state, i, progressive=False) for i in range(len(plan.steps)))
             state = replace(state, preset=pre)
@@ -282,7 +289,7 @@ class QueryEngine:
                              budget_after=state.budget_left, ms=(time.perf_counter() - t0) * 1000,
                              notes=inst.notes, **base)
             return replace(state, records=state.records + (rec,), results=state.results + (None,))
-        box = self.toolbox(state.ablation, state.catalog)
+        box = self.toolbox(state.ablation, state.catalog, state.image)
         try:
             res = box.call(step.tool, inst.args, state.budget_left)
         except (ToolError, duckdb.Error) as e:
@@ -329,7 +336,7 @@ class QueryEngine:
             context=state.context.candidates, plan=state.plan, steps=state.records, answer=answer,
             fallbacks=tuple(dict.fromkeys(fallbacks + notes_fb)), budget_total=self.config.evidence_budget,
             budget_left=state.budget_left, ms=ms, now=state.now.isoformat() if state.now else None,
-            mode=self.mode)
+            mode=self.mode, image_caption=state.image.caption if state.image is not None else "")
 
     def _guided_draft(self, state: PlanState) -> Answer:
         """The rule-based answer given to the model as its draft: from all steps when the rules planned
@@ -346,9 +353,11 @@ class QueryEngine:
         return (compose_answer(state.plan, state.records) if state.plan.planner == "rules" else None) \
             or self.rule_answerer.answer(state.question, state.records, state.now)
 
-    def ask(self, question: str, *, ablation: str = "full", options: tuple[tuple[str, str], ...] = ()) -> Trace:
-        """Answer one question; returns the full Trace. Raises InputError for an empty question/bad ablation."""
-        return self.finish(self.start(question, ablation), options=options)
+    def ask(self, question: str, *, ablation: str = "full", options: tuple[tuple[str, str], ...] = (),
+            image: ImageRef | None = None) -> Trace:
+        """Answer one question (with its own picture `image`, searched by caption); returns the full Trace.
+        Raises InputError for an empty question/bad ablation."""
+        return self.finish(self.start(question, ablation, image), options=options)
 
 
 def downscale(data: bytes, max_side: int = IMAGE_MAX_SIDE) -> bytes | None:

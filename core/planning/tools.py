@@ -176,8 +176,10 @@ class Toolbox:
 
     def __init__(self, con: duckdb.DuckDBPyConnection, catalog: Callable[[], dict[str, TableMeta]],
                  retrieval: RetrievalMemory | None, config: Config, *,
-                 allowed_tools: tuple[str, ...] = TOOL_NAMES):
+                 allowed_tools: tuple[str, ...] = TOOL_NAMES, image_caption: str = ""):
         self.con = con
+        # the question's own image, by its caption: retrieval searches for what the picture shows too
+        self.image_caption = " ".join(image_caption.split())[:MAX_QUERY_CHARS // 2]
         self.catalog = catalog
         self.retrieval = retrieval
         self.config = config
@@ -512,9 +514,13 @@ class Toolbox:
                 stack.extend(self.retrieval.members(nid))
         return tuple(dict.fromkeys(out))
 
+    def _query(self, text: str) -> str:
+        """What retrieval searches for: the step's query and, when the question came with an image, its caption."""
+        return f"{text}\n{self.image_caption}" if self.image_caption else text
+
     def _semantic(self, a: dict) -> dict:
         try:
-            hits = self.retrieval.search(a["query_content"], a["retrieval_scope"], a["result_budget"])
+            hits = self.retrieval.search(self._query(a["query_content"]), a["retrieval_scope"], a["result_budget"])
         except (KeyError, ValueError) as e:  # e.g. a retrieval memory that searches levels only
             raise ToolError(f"SemanticMatch.retrieval_scope {a['retrieval_scope']!r}: {e}") from None
         units = []
@@ -526,11 +532,13 @@ class Toolbox:
                 rounds=self._node_rounds(nid), score=float(score), time=jsonable(t),
                 data=(("level", node.get("level")),)))
         summary = f"{len(units)} memory unit(s) for {a['query_content'][:60]!r} in scope {a['retrieval_scope']}"
+        if self.image_caption:
+            summary += f" and the question's image ({self.image_caption[:60]!r})"
         return {"units": tuple(units), "summary": summary, "n_matched": len(hits),
                 "columns": ("node_id", "score"), "rows": tuple((u.unit_id, u.score) for u in units)}
 
     def _locate(self, a: dict) -> dict:
-        hits = self.retrieval.search(a["query_content"], "event", a["result_budget"])
+        hits = self.retrieval.search(self._query(a["query_content"]), "event", a["result_budget"])
         w = max(0, int(self.config.event_window))
         units = []
         cur = self.con.cursor()
@@ -559,6 +567,7 @@ class Toolbox:
         finally:
             cur.close()
         summary = (f"{len(units)} event(s) for {a['query_content'][:60]!r}"
+                   + (f" and the question's image ({self.image_caption[:60]!r})" if self.image_caption else "")
                    + (f"; best at {units[0].time} ({units[0].rounds[0] if units[0].rounds else '?'})" if units else ""))
         return {"units": tuple(units), "summary": summary, "n_matched": len(hits),
                 "columns": ("node_id", "score", "time"), "rows": tuple((u.unit_id, u.score, u.time) for u in units)}

@@ -145,6 +145,7 @@ class Trace:
     ms: tuple[tuple[str, float], ...] = ()  # per stage: context, plan, steps, answer, total
     now: str | None = None  # the history's "now" (latest round time) used for relative dates
     mode: str = "rules"  # "rules" (no model) | "guided" | "free" (Config.llm_mode with a model)
+    image_caption: str = ""  # the question's own image, by its caption (searched with the question)
 
     @property
     def evidence(self) -> tuple[EvidenceUnit, ...]:
@@ -181,6 +182,7 @@ class Trace:
             "steps": [s.to_dict() for s in self.steps], "answer": self.answer.to_dict(),
             "fallbacks": list(self.fallbacks), "budget_total": self.budget_total, "budget_left": self.budget_left,
             "ms": [[k, v] for k, v in self.ms], "now": self.now, "mode": self.mode,
+            "image_caption": self.image_caption,
             "tokens": {"prompt": self.prompt_tokens, "completion": self.completion_tokens},
             "evidence_rounds": list(self.evidence_rounds),
         }
@@ -196,4 +198,4 @@ class Trace:
             steps=tuple(StepRecord.from_dict(s) for s in d["steps"]), answer=Answer.from_dict(d["answer"]),
             fallbacks=tuple(d.get("fallbacks", ())), budget_total=d.get("budget_total", 10),
             budget_left=d.get("budget_left", 10), ms=tuple((k, v) for k, v in d.get("ms", ())), now=d.get("now"),
-            mode=d.get("mode", "rules"))
+            mode=d.get("mode", "rules"), image_caption=d.get("image_caption", ""))

@@ -40,6 +40,12 @@ class Config:
     max_steps: int = 3
     evidence_budget: int = 10
     event_window: int = 1
+    # an event read in its conversation (core/planning/event_context.py): the best relevance within
+    # `event_context_window` rounds of its session and its session's best matches raise its own;
+    # both weights 0 = the paper's event scoring (each event alone)
+    event_context_window: int = 2
+    event_neighbour_weight: float = 0.5
+    event_session_weight: float = 0.35
     # with an LLM: "guided" gives the model the rule-based plan and answer as drafts to keep or
     # correct; "free" lets it plan and answer from the planning context alone
     llm_mode: str = "guided"
@@ -84,7 +90,8 @@ _RANGES = {
     "min_schema_attrs": (1, 64), "align_threshold": (0.0, 1.0), "theta_epi": (-1.0, 1.0), "theta_topic": (-1.0, 1.0), "w_text": (0.0, 1.0),
     "w_visual": (0.0, 1.0), "episode_max_gap_hours": (0.0, _INF), "lambda_meta": (0.0, 1.0),
     "k_tab": (1, 1000), "k_epi": (1, 1000), "max_steps": (1, 10), "evidence_budget": (1, 1000),
-    "event_window": (0, 100), "utility_alpha": (0.0, 1.0), "max_upload_bytes": (1, _INF),
+    "event_window": (0, 100), "event_context_window": (0, 100), "event_neighbour_weight": (0.0, 10.0),
+    "event_session_weight": (0.0, 10.0), "utility_alpha": (0.0, 1.0), "max_upload_bytes": (1, _INF),
     "max_image_pixels": (1, _INF), "max_rounds_per_upload": (1, _INF), "max_zip_entries": (1, _INF),
 }
 _CHOICES = {"hierarchy_compare": ("description", "centroid"), "llm_mode": ("guided", "free")}

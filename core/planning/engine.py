@@ -38,6 +38,7 @@ from ..protocols import LLM, TextEncoder
 from ..utility import UtilityRankedRetrieval, UtilityStore
 from .answer import LLMAnswerer, RuleAnswerer
 from .context import ContextBuilder, PlanningContext
+from .event_context import EventContext
 from .llm_planner import LLMPlanner
 from .retrieval import NodeTableRetrieval, RetrievalMemory, adapt
 from .rule_planner import Instantiation, RulePlanner, compose_answer
@@ -92,7 +93,9 @@ class QueryEngine:
         self.config = config
         # DG-Mem eq. 5: retrieval ranked by similarity and learned utility (plain_retrieval: similarity
         # alone, for the no-utility ablation); the utility store writes nothing until an answer is rated
-        self.plain_retrieval = adapt(retrieval) if retrieval is not None else NodeTableRetrieval(
+        context = EventContext(config.event_context_window, config.event_neighbour_weight,
+                               config.event_session_weight)
+        self.plain_retrieval = adapt(retrieval, context) if retrieval is not None else NodeTableRetrieval(
             con, text_encoder, config.lambda_meta)
         self.utility = UtilityStore(con, create=False)
         self.retrieval = UtilityRankedRetrieval(self.plain_retrieval, self.utility, config.utility_alpha)

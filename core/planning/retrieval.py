@@ -16,6 +16,7 @@ import duckdb
 import numpy as np
 
 from ..protocols import TextEncoder
+from .event_context import EventContext
 from .scoring import BM25Index, bm25_raw, minmax, stable_top, tokens
 
 LEVELS = ("event", "episode", "topic")
@@ -190,10 +191,12 @@ class AdaptedRetrieval:
     0.41 -> 0.65 at λ = 0.5). lam=1 keeps the wrapped memory's own ranking.
     """
 
-    def __init__(self, inner, lam: float = HYBRID_LAMBDA):
+    def __init__(self, inner, lam: float = HYBRID_LAMBDA, context: EventContext | None = None):
         self.inner = as_retrieval(inner)
         self.lam = lam
+        self.context = context or EventContext()
         self._bm25: dict[str, tuple[tuple, list[str], BM25Index]] = {}
+        self._places: tuple[tuple, list[str], np.ndarray, np.ndarray] | None = None
         self._lock = threading.Lock()
 
     def _level_docs(self, level: str) -> tuple[list[str], BM25Index] | None:
@@ -234,6 +237,33 @@ class AdaptedRetrieval:
             dense = {str(n): float(s) for n, s in self.inner.search(query, level, len(ids))}
         return np.array([dense.get(i, 0.0) for i in ids])
 
+    def _event_places(self, ids: list[str]) -> tuple[np.ndarray, np.ndarray] | None:
+        """(session number, round order) of each event of `ids`, cached until the events change;
+        None when the wrapped memory has no table of rounds to place them."""
+        con = getattr(self.inner, "con", None)
+        if con is None:
+            return None
+        cur = con.cursor()
+        try:
+            sig = tuple(cur.execute("SELECT count(*), max(first_order) FROM nodes WHERE level = 'event'").fetchone())
+            with self._lock:
+                hit = self._places
+                if hit is not None and hit[0] == sig and hit[1] is ids:
+                    return hit[2], hit[3]
+            rows = dict((nid, (sid, order)) for nid, sid, order in cur.execute(
+                "SELECT n.node_id, r.session_id, r.round_order FROM nodes n JOIN rounds r ON r.round_id = n.round_id "
+                "WHERE n.level = 'event'").fetchall())
+        except duckdb.Error:
+            return None
+        finally:
+            cur.close()
+        numbers: dict[str, int] = {}
+        session = np.array([numbers.setdefault(rows.get(i, (i, 0))[0], len(numbers)) for i in ids], dtype=np.int64)
+        order = np.array([rows.get(i, (None, -1))[1] for i in ids], dtype=np.int64)
+        with self._lock:
+            self._places = (sig, ids, session, order)
+        return session, order
+
     def _hybrid(self, query: str, level: str, k: int) -> list[tuple[str, float]] | None:
         docs = self._level_docs(level)
         if docs is None or not docs[0]:
@@ -241,6 +271,10 @@ class AdaptedRetrieval:
         ids, index = docs
         bm = minmax(index.scores(tokens(query)))
         h = self.lam * self._dense(query, level, ids) + (1 - self.lam) * bm
+        if level == "event" and self.context.active:
+            places = self._event_places(ids)
+            if places is not None:
+                h = self.context.rescore(h, *places)
         top = stable_top(-h, k)
         return [(ids[i], float(h[i])) for i in top]
 
@@ -274,6 +308,7 @@ class AdaptedRetrieval:
         return [m if isinstance(m, str) else getattr(m, "node_id") for m in self.inner.members(node_id)]
 
 
-def adapt(obj) -> RetrievalMemory:
-    """`obj` itself when it is a NodeTableRetrieval or AdaptedRetrieval, else wrapped."""
-    return obj if isinstance(obj, (NodeTableRetrieval, AdaptedRetrieval)) else AdaptedRetrieval(obj)
+def adapt(obj, context: EventContext | None = None) -> RetrievalMemory:
+    """`obj` itself when it is a NodeTableRetrieval or AdaptedRetrieval, else wrapped (events read in
+    `context`)."""
+    return obj if isinstance(obj, (NodeTableRetrieval, AdaptedRetrieval)) else AdaptedRetrieval(obj, context=context)

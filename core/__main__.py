@@ -55,14 +55,20 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--attribute", action="store_true", help="Shapley attribution of the evidence units")
     _backend_args(a)
 
-    e = sub.add_parser("eval", help="build a fresh memory from INPUT and answer its QA set")
-    e.add_argument("input")
-    e.add_argument("--out", required=True, help="output folder for predictions.jsonl and summary.json")
+    e = sub.add_parser("eval", help="build a fresh memory per input file and answer its QA set")
+    e.add_argument("input", nargs="+",
+                   help="a MemEye/Mem-Gallery or LoCoMo JSON file, or several files, folders or globs "
+                        "(one memory per file; OUT/<file stem>/ per file and a pooled OUT/summary.json)")
+    e.add_argument("--out", required=True,
+                   help="output folder for predictions.jsonl and summary.json (a rerun reuses the files "
+                        "already done there with the same input, ablation and limit)")
+    e.add_argument("--allow-missing-images", action="store_true",
+                   help="keep rounds whose image files are missing (caption only) instead of failing")
     e.add_argument("--format", choices=["memeye", "locomo"])
     e.add_argument("--ablation", default="full",
                    choices=["full", "no-analytic", "no-retrieval", "no-context", "no-progressive", "rag", "no-utility"])
-    e.add_argument("--limit", type=int, help="answer at most N questions")
-    e.add_argument("--store", help="memory file to build into (default: a temporary file)")
+    e.add_argument("--limit", type=int, help="answer at most N questions (per file)")
+    e.add_argument("--store", help="memory file to build into, for a single input file (default: a temporary file)")
     e.add_argument("--quiet", action="store_true")
     _backend_args(e)
 

@@ -48,8 +48,13 @@ def _progress_bar(enabled: bool):
     from tqdm import tqdm
 
     bars: dict[str, tqdm] = {}
+    finished: set[str] = set()  # stages whose bar closed: a repeated final call draws nothing
 
     def progress(stage: str, done: int, total: int) -> None:
+        if stage in finished:
+            if done >= total:
+                return
+            finished.discard(stage)  # the stage starts again (the next file of an eval): a new bar
         bar = bars.get(stage)
         if bar is None:
             bar = bars[stage] = tqdm(total=total, desc=f"{stage:>8}", unit="it", file=sys.stderr, leave=True)
@@ -58,8 +63,24 @@ def _progress_bar(enabled: bool):
         bar.refresh()
         if done >= total:
             bar.close()
+            del bars[stage]
+            finished.add(stage)
 
+    progress.reset = finished.clear  # a new file of an eval: every stage draws its bar again
     return progress
+
+
+def _file_line(enabled: bool, progress=None):
+    """A (k, n, name) callback printing "file k/N name" on stderr before each file of a multi-file eval
+    (and resetting `progress`, a _progress_bar, so the file's stages draw their bars anew)."""
+    if not enabled:
+        return lambda k, n, name: None
+
+    def on_file(k: int, n: int, name: str) -> None:
+        getattr(progress, "reset", lambda: None)()
+        print(f"file {k}/{n} {name}", file=sys.stderr, flush=True)
+
+    return on_file
 
 
 def read_inputs(paths: list[str], fmt: str | None, images: str | None, config, allow_missing: bool):
@@ -138,9 +159,12 @@ def cmd_eval(args) -> int:
     from .evaluation.runner import run_eval
 
     config = config_from_args(args)
-    summary = run_eval(args.input, args.out, config=config, fmt=args.format, ablation=args.ablation,
-                       limit=args.limit, backend=args.backend, model_path=args.model_path,
-                       store_path=args.store, progress=_progress_bar(not args.quiet))
+    inputs = args.input if isinstance(args.input, list) else [args.input]
+    bar = _progress_bar(not args.quiet)
+    summary = run_eval(inputs if len(inputs) > 1 else inputs[0], args.out, config=config, fmt=args.format,
+                       ablation=args.ablation, limit=args.limit, backend=args.backend, model_path=args.model_path,
+                       store_path=args.store, progress=bar, allow_missing_images=args.allow_missing_images,
+                       on_file=_file_line(not args.quiet, bar))
     print(json.dumps(summary, indent=2))
     return 0
 

@@ -482,6 +482,33 @@ def test_evaluate_page_scores_like_the_cli_runner_per_question_type(memory_path)
     assert overall["cost"].startswith("free")  # the rule-based backend spends no tokens
 
 
+def test_evaluate_page_shows_benchmark_metrics_refusals_and_the_flat_baseline(memory_path):
+    """Beside the engine's scorer: Mem-Gallery F1/EM/BLEU-1 per type (as core.evaluation.benchmarks
+    computes them), false refusals per type, and evidence recall against the flat top-10 baseline."""
+    from core.evaluation.benchmarks import mem_gallery_scores
+
+    at = page("evaluate", memory_path)
+    at.run()
+    at.button(key="ev_run").click().run()
+    assert not at.exception
+    overall = at.dataframe[0].value.iloc[0]
+    for col in ("benchmark F1", "EM", "BLEU-1", "false refusals", "right refusals", "evidence recall",
+                "flat top-10 recall"):
+        assert col in overall.index
+    assert overall["flat top-10 recall"] is not None and 0.0 <= overall["flat top-10 recall"] <= 1.0
+    by_type = at.dataframe[1].value.set_index("type")
+    for col in ("benchmark F1", "EM", "BLEU-1", "false refusals", "flat top-10 recall"):
+        assert col in by_type.columns
+    per_q = at.dataframe[2].value.set_index("question")
+    history, _ = health_history()
+    for qa in history.qas:
+        want = mem_gallery_scores(per_q.loc[qa.question, "prediction"], qa.answer)
+        assert by_type.loc[qa.qtype, "benchmark F1"] == pytest.approx(want["f1"], abs=1e-4)
+        assert by_type.loc[qa.qtype, "EM"] == pytest.approx(want["em"], abs=1e-4)
+        assert by_type.loc[qa.qtype, "BLEU-1"] == pytest.approx(want["bleu1"], abs=1e-4)
+    assert "Flat top-10 recall" in texts(at)
+
+
 # ---------------------------------------------------------------------- upload & build
 def memeye_upload(n: int = 10, images: int = 2, start_session: int = 1) -> tuple[bytes, dict[str, bytes]]:
     """A MemEye JSON of n sleep-report rounds (two per session) and its image files by relative path.

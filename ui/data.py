@@ -162,3 +162,19 @@ def merge_into(store, raw_attribute: str, into: str, config: Config = DEFAULT, l
     Raises ReadOnlyMemory, or KeyError for an unknown raw attribute or field. Returns the RebuildReport."""
     _writable(store)
     return align.merge_fields(store, raw_attribute, into, config, llm=llm)
+
+
+# ---------------------------------------------------------------------- evaluation (core/evaluation)
+def qa_sources(store) -> dict[str, str]:
+    """qa_id -> the input file (source) the question came from."""
+    return dict(_con(store).execute("SELECT qa_id, source FROM qas").fetchall())
+
+
+def rounds_by_source(store) -> dict[str, list]:
+    """source -> that file's rounds (core.model.Round, with image captions), in round order; the
+    flat top-10 baseline ranks a question's own file's rounds."""
+    src = dict(_con(store).execute("SELECT round_id, source FROM rounds").fetchall())
+    out: dict[str, list] = {}
+    for _, r in store.rounds():
+        out.setdefault(src.get(r.round_id) or "", []).append(r)
+    return out

@@ -142,6 +142,8 @@ def locomo_f1(prediction: str, gold: str | int, category: int) -> float:
     3: F1 against the gold's first part before ';'. 5 (adversarial): 1.0 if the
     prediction is a refusal (is_refusal), else 0.0. Tokens are normalized as in
     LoCoMo (no punctuation, no a/an/the/and) and lightly stemmed.
+    This is the engine's own LoCoMo scorer (its `score`/`correct`); the benchmark
+    figures use benchmarks.locomo_score, LoCoMo's rules with NLTK's Porter stemmer.
     Raises ValueError for a category outside 1..5.
     """
     gold = str(gold)

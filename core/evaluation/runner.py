@@ -96,36 +96,30 @@ def is_refusal_question(qa: QA) -> bool:
     return bool(qa.refusal) or qa.category == 5 or qa.answer_kind == "refusal"
 
 
-def question_image_caption(qa: QA, extras: dict | None = None) -> str | None:
-    """The caption of the question's own image: `qa.image.caption` when the QA has an image, else the
-    `image_caption` read from the file (extras); None when neither."""
-    img = getattr(qa, "image", None)
-    cap = getattr(img, "caption", None) if img is not None else None
-    return cap or (extras or {}).get("image_caption") or None
+def question_image_caption(qa: QA) -> str | None:
+    """The caption of the question's own image (Mem-Gallery `question_image`), None without one."""
+    return (qa.image.caption or None) if qa.image is not None else None
 
 
 def _ask(engine, qa: QA, ablation: str):
-    """engine.ask, passing the question's own image only when there is one and the engine takes it."""
-    kw = {"image": qa.image} if getattr(qa, "image", None) is not None else {}
-    if kw and "image" not in inspect.signature(engine.ask).parameters:
+    """engine.ask with the question's options and its own image (an engine without images gets none)."""
+    kw = {"image": qa.image} if qa.image is not None else {}
+    if kw and "image" not in inspect.signature(engine.ask).parameters:  # a test's or a plug-in's engine
         kw = {}
     return engine.ask(qa.question, ablation=ablation, options=qa.options, **kw)
 
 
 def answer_all(engine, history: History, *, ablation: str, limit: int | None, fmt: str,
                progress: Callable[[str, int, int], None] = lambda *a: None,
-               judge: LLMJudge | None = None, flat: dict[str, list[str]] | None = None,
-               extras: dict[str, dict] | None = None) -> list[dict]:
+               judge: LLMJudge | None = None, flat: dict[str, list[str]] | None = None) -> list[dict]:
     """Ask every QA of `history`; one prediction record per question (with `judge` when a judge is given).
 
     `flat`: qa_id -> the flat top-10 rounds (baseline.flat_top_k); each record then has `flat_top10`
-    and `flat_top10_recall` (None without). `extras`: qa_id -> {"point", "image_caption"} read from
-    the file for QAs whose reader left them out (the type falls back to `point`).
+    and `flat_top10_recall` (None without).
     """
     qas = list(history.qas)[: limit if limit is not None else None]
     out = []
     for i, qa in enumerate(qas, start=1):
-        ex = (extras or {}).get(qa.qa_id, {})
         t0 = time.perf_counter()
         trace = _ask(engine, qa, ablation)
         latency = (time.perf_counter() - t0) * 1000
@@ -137,7 +131,7 @@ def answer_all(engine, history: History, *, ablation: str, limit: int | None, fm
         top = (flat or {}).get(qa.qa_id)
         ret = benchmarks.retrieval_at_k(ordered, qa.clues, FLAT_K)
         out.append({
-            "qa_id": qa.qa_id, "source": history.source, "type": qa.qtype or ex.get("point") or qa_type(qa),
+            "qa_id": qa.qa_id, "source": history.source, "type": qa_type(qa),
             "question": qa.question,
             "gold": qa.answer, "prediction": pred, "score": round(sc.score, 4), "correct": sc.correct,
             "benchmark": {k: (round(v, 4) if isinstance(v, float) else v)
@@ -151,7 +145,7 @@ def answer_all(engine, history: History, *, ablation: str, limit: int | None, fm
             "tokens": trace.prompt_tokens + trace.completion_tokens, "latency_ms": round(latency, 2),
             "fallbacks": d.get("fallbacks", []),
         })
-        cap = question_image_caption(qa, ex)
+        cap = question_image_caption(qa)
         if cap:
             out[-1]["question_image_caption"] = cap
         if judge is not None:
@@ -288,28 +282,6 @@ def same_input(done: dict | None, now: dict) -> bool:
     return same_file and all(done.get(k) == now[k] for k in ("ablation", "limit", "backend"))
 
 
-def file_extras(path: Path) -> dict[str, dict]:
-    """qa_id -> {"point", "image_caption"} of a MemEye/Mem-Gallery file's QAs, read from the JSON by
-    position (the reader's ids: sample_id, else "<stem>:q<i>"). Mem-Gallery's question type is `point`
-    and the question's own image caption is `image_caption`; this stands in until the reader carries
-    them on the QA (qa.qtype / qa.image win when set). {} for any other file or an unreadable one."""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    qas = doc.get("human-annotated QAs") if isinstance(doc, dict) else None
-    out: dict[str, dict] = {}
-    for i, q in enumerate(qas if isinstance(qas, list) else []):
-        if not isinstance(q, dict):
-            continue
-        sid = q.get("sample_id")
-        qa_id = str(sid) if sid is not None and str(sid).strip() else f"{path.stem}:q{i + 1}"
-        ex = {k: q[k] for k in ("point", "image_caption") if isinstance(q.get(k), str) and q[k]}
-        if ex:
-            out[qa_id] = ex
-    return out
-
-
 def image_counts(histories: Sequence[History]) -> dict:
     """`images`: images referenced by the rounds; `images_missing`: those whose file was not read
     (caption only: a missing file under --allow-missing-images, or LoCoMo's web links)."""
@@ -337,7 +309,7 @@ class _Run:
     counter: list = field(default_factory=lambda: [0])
 
 
-def _answer_history(run: _Run, h: History, path: str, extras: dict) -> tuple[list[dict], int]:
+def _answer_history(run: _Run, h: History, path: str) -> tuple[list[dict], int]:
     """Build one history into a fresh memory at `path` and answer its QAs; (records, build fallbacks)."""
     from ..build import build
     from ..deps import make_build_deps
@@ -358,11 +330,11 @@ def _answer_history(run: _Run, h: History, path: str, extras: dict) -> tuple[lis
             engine = make_engine(store, run.config, text_encoder=d.text_encoder,
                                  image_encoder=d.image_encoder, llm=llm)
         qas = list(h.qas)[: run.limit if run.limit is not None else None]
-        caps = {q.qa_id: question_image_caption(q, extras.get(q.qa_id)) for q in qas}
+        caps = {q.qa_id: question_image_caption(q) for q in qas}
         flat = flat_top_k(h.rounds, qas, d.text_encoder, {k: v for k, v in caps.items() if v})
         records = answer_all(engine, h, ablation=run.ablation, limit=run.limit,
                              fmt="locomo" if h.format == "locomo" else "memeye", progress=run.progress,
-                             judge=run.grader, flat=flat, extras=extras)
+                             judge=run.grader, flat=flat)
         if llm is not None and hasattr(llm, "set_cache"):
             llm.set_cache(None)  # the store closes: no reply may go to a closed connection
     return records, len(getattr(report, "fallbacks", ()) or ())
@@ -382,7 +354,6 @@ def eval_file(run: _Run, path: Path, out: Path) -> tuple[dict, list[dict]]:
     from ..formats import read_file
 
     histories = read_file(path, fmt=run.fmt, config=run.config, allow_missing_images=run.allow_missing_images)
-    extras = file_extras(path)
     records: list[dict] = []
     build_fallbacks = 0
     for h in histories:
@@ -392,7 +363,7 @@ def eval_file(run: _Run, path: Path, out: Path) -> tuple[dict, list[dict]]:
             base = Path(run.store_path).parent if run.store_path else Path(run.tmp)
             run.counter[0] += 1
             store = str(base / f"eval-{run.counter[0]}.duckdb")
-        recs, fb = _answer_history(run, h, store, extras)
+        recs, fb = _answer_history(run, h, store)
         records += recs
         build_fallbacks += fb
     summary = summarize(records, backend=run.backend, ablation=run.ablation,

@@ -379,3 +379,31 @@ def test_a_questions_own_image_joins_every_search_by_its_caption(tmp_path, embed
     assert seen.evidence_rounds[0] == "D1:4", seen.evidence_rounds
     assert any("question's image" in s.summary for s in seen.steps if s.tool in ("SemanticMatch", "EventLocate"))
     assert Trace.from_dict(seen.to_dict()).image_caption == image.caption
+
+
+def test_a_search_about_a_named_time_reads_that_time_first(tmp_path, embedder):
+    """"Which city did I visit in May?": the May rounds lead the evidence even when rounds of other
+    months match the words as well or better; without a named time the order is the scores'."""
+    from datetime import datetime
+
+    from core.model import History, Round, Session, Utterance
+    from core.planning import QueryEngine
+    from core.store import Store
+
+    days = [datetime(2024, 4, 20), datetime(2024, 5, 3), datetime(2024, 5, 21), datetime(2024, 7, 2),
+            datetime(2024, 7, 9)]
+    texts = ["Which city to visit: I visit the city of Porto.", "Arrived in Lisbon today.",
+             "Lisbon trams are lovely.", "I visit the city of Rome next.", "Which city did Rome beat? none, visit it."]
+    sessions = tuple(Session(f"D{i + 1}", d.date(), (Round(f"D{i + 1}:1", f"D{i + 1}", d, (Utterance("user", t),)),))
+                     for i, (d, t) in enumerate(zip(days, texts)))
+    with Store(str(tmp_path / "m.duckdb")) as store:
+        store.ingest(History("h.json", "memeye", sessions))
+        engine = QueryEngine(store.con, embedder, DEFAULT)
+        named = engine.ask("Which city did I visit in May 2024?")
+        plain = engine.ask("Which city did I visit?")
+    search = next(s for s in named.steps if s.tool in ("SemanticMatch", "EventLocate"))
+    led = [u.rounds[0] for u in search.units]
+    assert set(led[:2]) == {"D2:1", "D3:1"}, led
+    assert "in May 2024 first" in search.summary
+    plain_search = next(s for s in plain.steps if s.tool in ("SemanticMatch", "EventLocate"))
+    assert {u.rounds[0] for u in plain_search.units[:2]} != {"D2:1", "D3:1"}  # the words alone prefer others

@@ -38,6 +38,7 @@ from ..protocols import LLM, TextEncoder
 from ..utility import UtilityRankedRetrieval, UtilityStore
 from .answer import LLMAnswerer, RuleAnswerer
 from .context import ContextBuilder, PlanningContext
+from .dates import TimeRange, find_time_range
 from .event_context import EventContext
 from .llm_planner import LLMPlanner
 from .retrieval import NodeTableRetrieval, RetrievalMemory, adapt
@@ -73,6 +74,7 @@ class PlanState:
     ms: tuple[tuple[str, float], ...] = ()
     started: float = 0.0
     image: ImageRef | None = None  # the question's own image (its caption joins every search)
+    period: TimeRange | None = None  # the time the question names (events in it come first in searches)
 
     @property
     def done(self) -> bool:
@@ -160,9 +162,10 @@ class QueryEngine:
         return self.encoder.encode([text])[0]
 
     def toolbox(self, ablation: str = "full", catalog: dict | None = None,
-                image: ImageRef | None = None) -> Toolbox:
+                image: ImageRef | None = None, period: TimeRange | None = None) -> Toolbox:
         """The tools an ablation allows; with `catalog`, tools use that metadata snapshot; with `image`
-        (the question's own), searches look for what its caption describes too."""
+        (the question's own), searches look for what its caption describes too; with `period`, events
+        of that time come first."""
         tools = TOOL_NAMES
         if ablation == "no-analytic" or ablation == "rag":
             tools = RETRIEVAL_TOOLS
@@ -171,7 +174,7 @@ class QueryEngine:
         source = self.contexts.catalog if catalog is None else (lambda: catalog)
         retrieval = self.plain_retrieval if ablation == "no-utility" else self.retrieval
         return Toolbox(self.con, source, retrieval, self.config, allowed_tools=tools,
-                       image_caption=image.caption if image is not None else "")
+                       image_caption=image.caption if image is not None else "", period=period)
 
     def _span(self) -> tuple[datetime | None, datetime | None]:
         cur = self.con.cursor()
@@ -224,7 +227,8 @@ class QueryEngine:
         state = PlanState(question=question, ablation=ablation, context=context, plan=plan, tools=tools,
                           budget_left=self.config.evidence_budget, fallbacks=tuple(fallbacks), now=now,
                           first=first, rule_from=0 if plan.planner == "rules" else None, catalog=catalog,
-                          ms=(("context", (t1 - t0) * 1000),), started=t0, image=image)
+                          ms=(("context", (t1 - t0) * 1000),), started=t0, image=image,
+                          period=find_time_range(question, now, first) if now is not None else None)
         if ablation == "no-progressive":
             pre = tuple(self._instantiate(state, i, progressive=False) for i in range(len(plan.steps)))
             state = replace(state, preset=pre)
@@ -292,7 +296,7 @@ class QueryEngine:
                              budget_after=state.budget_left, ms=(time.perf_counter() - t0) * 1000,
                              notes=inst.notes, **base)
             return replace(state, records=state.records + (rec,), results=state.results + (None,))
-        box = self.toolbox(state.ablation, state.catalog, state.image)
+        box = self.toolbox(state.ablation, state.catalog, state.image, state.period)
         try:
             res = box.call(step.tool, inst.args, state.budget_left)
         except (ToolError, duckdb.Error) as e:

@@ -21,6 +21,7 @@ import duckdb
 
 from ..config import Config
 from ..model import EvidenceUnit
+from .dates import TimeRange
 from .metadata import TableMeta
 from .retrieval import LEVELS, RetrievalMemory, node_time
 from .validate import (
@@ -70,6 +71,7 @@ MAX_QUERY_CHARS = 2000
 # the most frequent value; ties go to the value seen first (deterministic, unlike DuckDB's mode())
 MODE_SQL = "(SELECT v FROM s WHERE v IS NOT NULL GROUP BY v ORDER BY count(*) DESC, min(time), v LIMIT 1)"
 MAX_ROUNDS_PER_UNIT = 100
+PERIOD_POOL = 10  # a search about a named time looks this many times deeper for that time's events
 
 
 def _filter_schema() -> dict:
@@ -176,8 +178,11 @@ class Toolbox:
 
     def __init__(self, con: duckdb.DuckDBPyConnection, catalog: Callable[[], dict[str, TableMeta]],
                  retrieval: RetrievalMemory | None, config: Config, *,
-                 allowed_tools: tuple[str, ...] = TOOL_NAMES, image_caption: str = ""):
+                 allowed_tools: tuple[str, ...] = TOOL_NAMES, image_caption: str = "",
+                 period: TimeRange | None = None):
         self.con = con
+        # the time the question names ("in May 2024"): a search puts the events of that time first
+        self.period = period
         # the question's own image, by its caption: retrieval searches for what the picture shows too
         self.image_caption = " ".join(image_caption.split())[:MAX_QUERY_CHARS // 2]
         self.catalog = catalog
@@ -518,9 +523,25 @@ class Toolbox:
         """What retrieval searches for: the step's query and, when the question came with an image, its caption."""
         return f"{text}\n{self.image_caption}" if self.image_caption else text
 
+    def _search(self, query: str, scope: str, k: int) -> tuple[list[tuple[str, float]], str]:
+        """Best-first hits of a search and a note; with a period and event scope, the events of the period
+        come first (by score), then the others (by score): a question about "May" reads May first."""
+        if self.period is None or scope != "event":
+            return self.retrieval.search(self._query(query), scope, k), ""
+        hits = self.retrieval.search(self._query(query), scope, max(k * PERIOD_POOL, k))
+        inside = [h for h in hits if self._in_period(h[0])]
+        if not inside:
+            return hits[:k], f"; none of the best {len(hits)} events is {self.period.label}"
+        rest = [h for h in hits if not self._in_period(h[0])]
+        return (inside + rest)[:k], f"; {min(len(inside), k)} {self.period.label} first"
+
+    def _in_period(self, node_id: str) -> bool:
+        t = node_time(self.retrieval.node(node_id))
+        return t is not None and self.period.start <= t.date() <= self.period.end
+
     def _semantic(self, a: dict) -> dict:
         try:
-            hits = self.retrieval.search(self._query(a["query_content"]), a["retrieval_scope"], a["result_budget"])
+            hits, note = self._search(a["query_content"], a["retrieval_scope"], a["result_budget"])
         except (KeyError, ValueError) as e:  # e.g. a retrieval memory that searches levels only
             raise ToolError(f"SemanticMatch.retrieval_scope {a['retrieval_scope']!r}: {e}") from None
         units = []
@@ -534,11 +555,12 @@ class Toolbox:
         summary = f"{len(units)} memory unit(s) for {a['query_content'][:60]!r} in scope {a['retrieval_scope']}"
         if self.image_caption:
             summary += f" and the question's image ({self.image_caption[:60]!r})"
+        summary += note
         return {"units": tuple(units), "summary": summary, "n_matched": len(hits),
                 "columns": ("node_id", "score"), "rows": tuple((u.unit_id, u.score) for u in units)}
 
     def _locate(self, a: dict) -> dict:
-        hits = self.retrieval.search(self._query(a["query_content"]), "event", a["result_budget"])
+        hits, note = self._search(a["query_content"], "event", a["result_budget"])
         w = max(0, int(self.config.event_window))
         units = []
         cur = self.con.cursor()
@@ -568,6 +590,7 @@ class Toolbox:
             cur.close()
         summary = (f"{len(units)} event(s) for {a['query_content'][:60]!r}"
                    + (f" and the question's image ({self.image_caption[:60]!r})" if self.image_caption else "")
+                   + note
                    + (f"; best at {units[0].time} ({units[0].rounds[0] if units[0].rounds else '?'})" if units else ""))
         return {"units": tuple(units), "summary": summary, "n_matched": len(hits),
                 "columns": ("node_id", "score", "time"), "rows": tuple((u.unit_id, u.score, u.time) for u in units)}

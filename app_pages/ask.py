@@ -9,10 +9,11 @@ import time
 import streamlit as st
 
 from core.errors import InputError
+from core.model import ImageRef
 from core.planning import ABLATIONS
 from ui import charts, state
 from ui.engine import config, cost_text, memory_version, query_engine
-from ui.resources import page_store
+from ui.resources import ocr_engine, page_store
 from ui.views import evidence_view, round_view, step_view
 
 ABLATION_HELP = {
@@ -47,10 +48,20 @@ if qas:
         pick = st.session_state.get("ask_example")
         if pick:
             st.session_state["ask_q"] = pick
+            own = next((q.image for q in qas if q.question == pick and q.image is not None), None)
+            st.session_state["ask_image_caption"] = own.caption if own is not None else ""
 
     st.selectbox("Example questions from this memory's QA list", [q.question for q in qas], index=None,
                  placeholder=f"{len(qas)} questions", key="ask_example", on_change=_use_example)
 question = st.text_input("Question", key="ask_q", placeholder="e.g. What was my average sleep score in March?")
+with st.expander("Ask with a picture", expanded=bool(st.session_state.get("ask_image_caption"))):
+    st.caption("A question may come with its own picture (\"what is shown in this photo?\"). The memory is "
+               "searched for what the picture shows: its caption, or the text read from it when you give no caption.")
+    picture = st.file_uploader("Picture", type=["png", "jpg", "jpeg", "webp"], key="ask_image_file")
+    st.text_input("What the picture shows (caption)", key="ask_image_caption",
+                  placeholder="e.g. a purple bell-shaped flower on a tall stem")
+    if picture is not None:
+        st.image(picture.getvalue(), width=240)
 ablation = st.selectbox("Run as", list(ABLATIONS), format_func=lambda a: f"{a} — {ABLATION_HELP.get(a, '')}",
                         key="ask_ablation")
 use_utility = st.toggle(
@@ -70,10 +81,21 @@ if plan_state is not None and (plan_state.get("path"), plan_state.get("version")
     plan_state = None  # the memory changed under the plan
 
 
+def _question_image():
+    """The question's own picture (uploaded and/or captioned), None without one."""
+    caption = (st.session_state.get("ask_image_caption") or "").strip()
+    upload = st.session_state.get("ask_image_file")
+    if upload is not None and not caption:
+        caption = ocr_engine().read(upload.getvalue(), source=upload.name).text
+    if not caption:
+        return None
+    return ImageRef(image_id="question:image", caption=caption, path=upload.name if upload is not None else None)
+
+
 def _start() -> None:
     q = st.session_state.get("ask_q", "")
     try:
-        ps = _engine().start(q, st.session_state.get("ask_ablation", "full"))
+        ps = _engine().start(q, st.session_state.get("ask_ablation", "full"), _question_image())
     except InputError as e:
         st.session_state["_ask_error"] = str(e)
         return
@@ -121,6 +143,8 @@ plan_state = state.get(state.PLAN_STATE)
 ps = plan_state["state"]
 trace = state.get(state.LAST_TRACE)
 st.divider()
+if ps.image is not None:
+    st.caption(f"With its own picture, searched as: “{ps.image.caption[:200]}”")
 st.markdown(f"**Question:** {ps.question} · ablation `{ps.ablation}` · planner `{ps.plan.planner}`"
             + (f" · intent `{ps.plan.intent}`" if ps.plan.intent else "")
             + (f" · LLM mode `{_engine().mode}`" if _engine().mode != "rules" else ""))
@@ -344,7 +368,7 @@ if st.button("Compare", key="ask_compare", disabled=not chosen):
     for a in ["full"] + chosen:
         t0 = time.perf_counter()
         try:
-            tr = _engine().ask(ps.question, ablation=a).to_dict()
+            tr = _engine().ask(ps.question, ablation=a, image=ps.image).to_dict()
         except InputError as e:
             tr = {"error": str(e)}
         tr["_wall_ms"] = (time.perf_counter() - t0) * 1000

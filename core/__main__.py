@@ -53,6 +53,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--ablation", default="full",
                    choices=["full", "no-analytic", "no-retrieval", "no-context", "no-progressive", "rag", "no-utility"])
     a.add_argument("--attribute", action="store_true", help="Shapley attribution of the evidence units")
+    a.add_argument("--image", help="the question's own picture (its OCR text is searched when no caption is given)")
+    a.add_argument("--image-caption", help="what the question's picture shows (searched with the question)")
     _backend_args(a)
 
     e = sub.add_parser("eval", help="build a fresh memory per input file and answer its QA set")

@@ -135,14 +135,33 @@ def cmd_build(args) -> int:
     return 0
 
 
+def question_image(path: str | None, caption: str | None):
+    """The question's own picture for `ask --image/--image-caption`: the caption given, else the text
+    OCR reads from the file; None with neither. Raises InputError for a missing or unreadable file."""
+    from .model import ImageRef
+
+    caption = (caption or "").strip()
+    if path and not caption:
+        from .encoders import RapidOcr
+
+        p = Path(path)
+        if not p.is_file():
+            raise InputError(path, "", "no such image file")
+        caption = RapidOcr().read(p.read_bytes(), source=path).text.strip()
+        if not caption:
+            raise InputError(path, "", "no text could be read from the picture; give --image-caption")
+    return ImageRef("question:image", caption=caption, path=path) if caption else None
+
+
 def cmd_ask(args) -> int:
     from .query import open_engine
 
     config = config_from_args(args)
     if not Path(args.store).exists():
         raise InputError(args.store, "", "no such memory file (build it first with `python -m core build`)")
+    image = question_image(getattr(args, "image", None), getattr(args, "image_caption", None))
     with open_engine(args.store, config, backend=args.backend, model_path=args.model_path) as engine:
-        trace = engine.ask(args.question, ablation=args.ablation)
+        trace = engine.ask(args.question, ablation=args.ablation, image=image)
         payload = trace.to_dict()
         if args.attribute:
             from .attribution import attribute_trace

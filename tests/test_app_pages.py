@@ -228,6 +228,20 @@ def test_ask_page_steps_through_the_plan_to_the_answer(memory_path):
     assert any("S1:R1" in e.label for e in at.expander)
 
 
+def test_ask_page_asks_with_a_picture_by_its_caption(memory_path):
+    at = page("ask", memory_path)
+    at.run()
+    at.text_input(key="ask_q").input("What is shown in the picture?").run()
+    at.text_input(key="ask_image_caption").input("a sleep tracker screen with a score").run()
+    at.button(key="ask_finish").click().run()
+    assert not at.exception
+    shown = texts(at)
+    assert "With its own picture, searched as: “a sleep tracker screen with a score”" in shown
+    trace = at.session_state[state.LAST_TRACE]
+    assert trace["image_caption"] == "a sleep tracker screen with a score"
+    assert any("question's image" in st_["summary"] for st_ in trace["steps"])  # searched for what it shows
+
+
 def test_ask_page_compares_ablations_and_rejects_empty_questions(memory_path):
     at = page("ask", memory_path)
     at.run()

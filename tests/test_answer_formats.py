@@ -253,3 +253,11 @@ def test_did_a_happen_before_b_from_the_evidence_times(answerer):
     assert a.text.startswith("Yes") and "before" in a.text and "2024" in a.text, a.text
     b = answerer.answer("Did I swap the worn chain after I rode the hill loop?", steps)
     assert b.text.startswith("No"), b.text
+
+
+def test_adverbs_are_not_things():
+    from core.planning.span import typed_spans
+
+    got = [s.text.lower() for s in typed_spans(frame("Which polish do I use for the frame?"),
+                                               "I regularly use it, really, the blue tin of carnauba polish.")]
+    assert got and not any(w in ("regularly", "really") for w in got), got

@@ -517,6 +517,7 @@ def _chunks(s: str, q: QuestionFrame) -> list[Span]:
             cur.clear()  # "a bowl of X" -> X
             continue
         if (lw in PREPS or lw in AUX or lw in PRONOUNS or lw in TIME_WORDS or lw in ("with", "of", "not") or lw in ADVERBS
+                or (len(lw) > 6 and lw.endswith("ly") and not lw.endswith(("ily", "fly", "lly")))  # "regularly"
                 or lw in ("a", "an", "the", "some", "any") or (lw in STOPWORDS and lw not in ("new",))):
             flush()
             continue

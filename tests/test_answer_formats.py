@@ -261,3 +261,11 @@ def test_adverbs_are_not_things():
     got = [s.text.lower() for s in typed_spans(frame("Which polish do I use for the frame?"),
                                                "I regularly use it, really, the blue tin of carnauba polish.")]
     assert got and not any(w in ("regularly", "really") for w in got), got
+
+
+def test_before_question_about_something_absent_is_refused(answerer):
+    steps = _steps("user: Swapped the worn chain on the commuter bike.\nassistant: Good.",
+                   "user: Rode the hill loop with the new saddle.\nassistant: Nice.",
+                   times=["2024-03-01T08:00:00", "2024-04-11T08:00:00"])
+    # nothing says a helmet was bought: no order to read, no yes or no
+    assert answerer.answer("Did I buy a helmet before I rode the hill loop?", steps).text == "Not mentioned."

@@ -317,6 +317,8 @@ def temporal_yes_no(question: str, steps: Sequence[StepRecord], people: Sequence
     m = re.search(r"\s(before|after|earlier than|later than|prior to)\s+(?!or\b)", question, re.IGNORECASE)
     if not m or re.search(r"\bbefore\s+or\s+after\b", question, re.IGNORECASE):
         return None
+    if unsupported_yesno(question[:m.start()].rstrip(" ,") + "?", steps, people):
+        return None  # what the question asks happened first is not in the evidence: nothing to order
     order = event_order(question[:m.start()], question[m.end():], _units_in_order(steps), people)
     if order is None:
         return None

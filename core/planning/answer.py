@@ -4,8 +4,12 @@
 unit and scope ("6.4 hours on average over 23 days in March 2026"), ranked
 rows a date and value, filtered rows a short list; retrieved memory units
 give the sentence that best matches the question (word overlap + embedding
-cosine). When nothing supports an answer it says "Not mentioned" (support
-below SUPPORT_MIN). `LLMAnswerer` asks a model (core.prompts.answer) and
+cosine). When nothing supports an answer it says exactly "Not mentioned." (support
+below SUPPORT_MIN, a presupposed entity or a yes/no question's content absent from
+the evidence; a name of the memory's `people` is never missing content). Answers
+take the shape the question asks (core.planning.shape): "Yes"/"No" first, a date
+in the requested format, one of the offered options, the id(s) of the evidence
+rounds' best-matching images (`round_images`). `LLMAnswerer` asks a model (core.prompts.answer) and
 falls back to the rule answer when the call fails; in guided mode it checks
 the model's answer against the computed values (`check_answer`).
 """
@@ -24,9 +28,11 @@ from ..errors import LLMError
 from ..protocols import LLM, TextEncoder
 from .dates import _DATE_RE, fmt_day, parse_date
 from .intent import analyze
+from .shape import AUXILIARIES, Shape, about_a_claim, format_date, shape
 from .metadata import words
 from .scoring import tokens
-from .span import Extraction, Sentence, entity_support, extract, frame, split_unit, strip_vocatives, toks
+from .span import (Extraction, Sentence, entity_support, extract, frame, is_person, split_unit, strip_vocatives,
+                   toks)
 from .tools import ANALYTIC_TOOLS, RETRIEVAL_TOOLS
 from .trace import Answer, StepRecord
 
@@ -175,26 +181,341 @@ def _deciding_first(rounds: tuple[str, ...], deciding) -> tuple[str, ...]:
     return tuple(dict.fromkeys((str(deciding),) + tuple(rounds)))
 
 
-class RuleAnswerer:
+# ---------------------------------------------------------------------- answer shapes
+PEOPLE_NOTE = "people of the memory: "  # a step note naming the memory's people (see people_from_steps)
+REFUSAL_TEXT = REFUSAL + "."  # a refusal is this phrase alone; why is in the Answer's notes (when it has them)
+YESNO_EVIDENCE_WORDS = 14  # words of evidence after "Yes, " / "No, "
+MAX_IMAGE_IDS = 5
+IMAGE_MARGIN = 0.12  # further images answer a "which images" question when this close to the best one
+_NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|neither|nor|without|cannot)\b|n't\b", re.IGNORECASE)
+# words of showing and sharing pictures: they say that a picture is asked for, not what it shows
+_PICTURE_WORDS = frozenset(toks("picture pictures image images photo photos photograph photographs pic pics "
+                                "snapshot snapshots screenshot screenshots shot shots show shows showed shown "
+                                "depict depicts depicted share shared sharing send sent post posted take taken "
+                                "took contain contains feature features about one ones id ids image_id",
+                                keep_stopwords=True))
+YESNO_COVER = 0.6  # share of a yes/no question's content words one evidence unit must hold
+# words about the conversation itself, not about its content
+DISCOURSE_WORDS = frozenset(toks("conversation conversations dialogue dialog chat mention mentioned mentions discuss "
+                                 "discussed talk talked say said tell told share shared describe described "
+                                 "description according based information still ever", keep_stopwords=True))
+_NUMBER_WORD = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
+                "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "once": 1, "twice": 2}
+
+
+def people_from_steps(steps: Sequence[StepRecord]) -> tuple[str, ...]:
+    """The people a step's note names ("people of the memory: Maya, Leo"), else ()."""
+    for s in steps:
+        for n in getattr(s, "notes", ()) or ():
+            if isinstance(n, str) and n.startswith(PEOPLE_NOTE):
+                return tuple(x.strip() for x in n[len(PEOPLE_NOTE):].split(",") if x.strip())
+    return ()
+
+
+def refusal(base: Answer, why: str = "") -> Answer:
+    """`base` as the standard refusal: the text is exactly "Not mentioned."; the reason (`why`, or what
+    base.text said after the phrase) goes to the Answer's notes when the Answer type has them."""
+    import dataclasses
+
+    reason = why or base.text[len(REFUSAL):].strip(" .:()") if base.text.startswith(REFUSAL) else why or base.text
+    out = replace(base, text=REFUSAL_TEXT, kind="refusal", refused=True)
+    if reason and any(f.name == "notes" for f in dataclasses.fields(Answer)):
+        out = replace(out, notes=tuple(getattr(out, "notes", ()) or ()) + (f"refused: {reason}",))
+    return out
+
+
+def negated(text: str) -> bool:
+    return bool(_NEGATION.search(text.replace("’", "'")))
+
+
+def _short(text: str, n: int) -> str:
+    ws = text.split()
+    return " ".join(ws[:n]).rstrip(" ,;:.!?") + (" ..." if len(ws) > n else "")
+
+
+def yes_no(question: str, base: Answer) -> str:
+    """'Yes, <evidence>' or 'No, <evidence>': a negated statement answers a plain question no (and the
+    other way round); an answer that already starts with yes or no is kept."""
+    if re.match(r"\s*(?:yes|no)\b", base.text, re.IGNORECASE):
+        return base.text
+    word = "No" if negated(question) != negated(base.text) else "Yes"
+    ev = _short(base.text, YESNO_EVIDENCE_WORDS)
+    return f"{word}, {ev[0].lower() + ev[1:]}" if ev else f"{word}."
+
+
+def unsupported_yesno(question: str, steps: Sequence[StepRecord], people: Sequence[str] = ()) -> str:
+    """Why the evidence cannot answer a yes/no question about what happened, or "" when it can.
+
+    "Did X bring brownies?" presupposes what it asks about: the evidence must hold it. Refused when a
+    content word of the question is in no retrieved unit, or no unit holds YESNO_COVER of them (weighted
+    by how few of the retrieved units hold each: the rare words say what is asked) together with the
+    rarest of them. Words
+    about the conversation ("mention", "discuss"), adverbs (-ly), the memory's people and questions
+    about a statement ("Is there a contradiction in ...", whose statement may be false) are exempt."""
+    if about_a_claim(question):
+        return ""
+    units = _units_in_order(steps)
+    if not units:
+        return ""
+    f = frame(question)
+    qt = {t for t in f.support_tokens if not re.search(r"ly$", t)} - DISCOURSE_WORDS - QUESTION_WORDS
+    qt -= {t for p in people for t in toks(p)}
+    if not qt:
+        return ""
+    texts = [u.text for u in units]
+    subject = re.match(r"\s*(?:" + "|".join(AUXILIARIES) + r")\s+([A-Z][\w'’-]*)", question)
+    if subject and people and is_person(re.sub(r"['’]s$", "", subject.group(1)), people):
+        # "Did Lin say she was fluent?": about the user, so in what the user said (or showed), not in the
+        # assistant's replies
+        texts = ["\n".join(ln for ln in t.splitlines() if not re.match(r"\s*(?:\[\w+\]\s*)?assistant:", ln))
+                 for t in texts]
+    have = [set(toks(t)) for t in texts]
+    absent = sorted(qt - set().union(*have))
+    if absent:
+        return f"no mention of {', '.join(absent)!r} in the evidence"
+    # words in few of the retrieved units say most about what is asked ("yogurt" vs "baking")
+    n = len(have)
+    idf = {t: float(np.log((n + 1) / (sum(t in h for h in have) + 0.5))) for t in qt}
+    total = sum(idf.values()) or 1.0
+    rarest = {t for t in qt if idf[t] >= max(idf.values()) - 1e-9}
+    covers = [sum(idf[t] for t in qt & h) / total for h in have]
+    if not any(c >= YESNO_COVER and rarest <= h for c, h in zip(covers, have)):
+        return (f"no unit holds the question's content together (best {max(covers):.2f}; rarest words "
+                f"{', '.join(sorted(rarest))})")
+    return ""
+
+
+ORDER_COVER = 0.5  # share of an event clause's content words its evidence unit must hold
+
+
+def event_order(a_part: str, b_part: str, units: Sequence, people: Sequence[str] = ()) -> tuple[bool, object, object] | None:
+    """(A came first, A's unit, B's unit) for two clauses of a question ("did A ... before B"): the best
+    unit for each by word overlap (ORDER_COVER of the clause's own content words), compared by time.
+    None when either clause has no such unit or both are the same moment."""
+    a_part = re.sub(r"^\s*(?:" + "|".join(AUXILIARIES) + r")\b", "", a_part, flags=re.IGNORECASE)
+    drop = QUESTION_WORDS | DISCOURSE_WORDS | {t for p in people for t in toks(p)}
+    ta, tb = set(toks(a_part)) - drop, set(toks(b_part)) - drop
+    ta, tb = ta - tb or ta, tb - ta or tb
+    if not ta or not tb or not units:
+        return None
+
+    def best(ts):
+        sc = [(len(ts & set(toks(u.text))), -k, u) for k, u in enumerate(units)]
+        top = max(sc, key=lambda x: (x[0], x[1]))
+        # half the clause's words, and two of them when it has more than one
+        return top[2] if top[0] >= max(ORDER_COVER * len(ts), min(2, len(ts))) else None
+
+    ua, ub = best(ta), best(tb)
+    if ua is None or ub is None or not ua.time or not ub.time or str(ua.time) == str(ub.time):
+        return None
+    return str(ua.time) < str(ub.time), ua, ub
+
+
+def temporal_yes_no(question: str, steps: Sequence[StepRecord], people: Sequence[str] = ()) -> Answer | None:
+    """"Yes (...)" / "No (...)" for "Did A (happen) before/after B?" from the times of the evidence for A
+    and for B; None when the question is not of that form or the order cannot be read."""
+    m = re.search(r"\s(before|after|earlier than|later than|prior to)\s+(?!or\b)", question, re.IGNORECASE)
+    if not m or re.search(r"\bbefore\s+or\s+after\b", question, re.IGNORECASE):
+        return None
+    if unsupported_yesno(question[:m.start()].rstrip(" ,") + "?", steps, people):
+        return None  # what the question asks happened first is not in the evidence: nothing to order
+    order = event_order(question[:m.start()], question[m.end():], _units_in_order(steps), people)
+    if order is None:
+        return None
+    a_first, ua, ub = order
+    asks_first = m.group(1).lower() in ("before", "earlier than", "prior to")
+    word = "Yes" if a_first == asks_first else "No"
+    da, db = fmt_when(ua.time), fmt_when(ub.time)
+    return Answer(f"{word} ({da} {'before' if a_first else 'after'} {db}).", "extractive", 0.5,
+                  (ua.unit_id, ub.unit_id), tuple(dict.fromkeys(ua.rounds[:1] + ub.rounds[:1])))
+
+
+def digits(text: str) -> str:
+    """Number words written as digits ("Three." -> "3")."""
+    return re.sub(r"\b(" + "|".join(_NUMBER_WORD) + r")\b",
+                  lambda m: str(_NUMBER_WORD[m.group(1).lower()]), text, flags=re.IGNORECASE)
+
+
+def _units_in_order(steps: Sequence[StepRecord]) -> list:
+    seen, out = set(), []
+    for s in steps:
+        if s.status != "ok" or s.tool not in RETRIEVAL_TOOLS:
+            continue
+        for u in s.units:
+            if u.unit_id not in seen:
+                seen.add(u.unit_id)
+                out.append(u)
+    return out
+
+
+def answer_date(base: Answer, steps: Sequence[StepRecord]) -> date | None:
+    """The date an answer states (its first written date, read relative to its evidence's time), else the
+    time of the evidence unit it rests on."""
+    units = {u.unit_id: u for s in steps for u in s.units}
+    ref = next((_day(units[i].time) for i in base.unit_ids if i in units and units[i].time), None)
+    m = _DATE_IN_TEXT.search(base.text)
+    if m:
+        d = parse_date(m.group(0), ref)
+        if d is not None:
+            return d
+    return ref
+
+
+class _Shaper:
+    """The shaping half of RuleAnswerer (kept apart so the extractive code stays as it was)."""
+
+    encoder: TextEncoder
+    round_images: Callable | None
+    people: tuple[str, ...]
+
+    def _shaped(self, base: Answer, sh: Shape, steps: Sequence[StepRecord], now, people: tuple[str, ...] = ()) -> Answer:
+        if sh.image_ids:
+            img = self.image_answer(sh, steps, now, people)
+            if img is not None:
+                return img
+        if base.kind not in ("extractive", "refusal"):
+            # a computed, ranked or row answer says what the tools found in its own words
+            if sh.date_format and not base.refused:
+                d = answer_date(base, steps)
+                if d is not None:
+                    return replace(base, text=format_date(d, sh.date_format))
+            return base
+        if sh.options:
+            pick = self.option(sh, steps, base, people)
+            if pick:
+                return replace(base, text=pick, kind="extractive", refused=False)
+        if sh.yesno:
+            # "did A happen before B": the evidence times answer it, whatever the best sentence says
+            when = temporal_yes_no(sh.question, steps, people)
+            if when is not None:
+                return when
+        if base.refused and sh.yesno and about_a_claim(sh.question):
+            # whether a statement holds: the statement need not be in the memory; the best evidence answers
+            units = _units_in_order(steps)
+            if units:
+                first = next((x.text for x in split_unit(units[0].text) if not x.text.rstrip().endswith("?")), "")
+                base = Answer(first or units[0].text, "extractive", 0.0, (units[0].unit_id,), units[0].rounds)
+        if base.refused:
+            return refusal(base)
+        if sh.yesno:
+            why = unsupported_yesno(sh.question, steps, people)
+            if why:
+                return refusal(base, why)
+            return replace(base, text=yes_no(sh.question, base))
+        if sh.date_format:
+            d = answer_date(base, steps)
+            if d is not None:
+                return replace(base, text=format_date(d, sh.date_format))
+        if sh.digits:
+            return replace(base, text=digits(base.text))
+        return base
+
+    def option(self, sh: Shape, steps: Sequence[StepRecord], base: Answer, people: Sequence[str] = ()) -> str | None:
+        """One of the question's options: for "did A happen before or after B", the order of the best
+        evidence for A and for B; else the option the answer or its evidence names."""
+        m = re.search(r"\b(before|earlier|sooner|first)\s+or\s+(?:after|later|second)\b", sh.question, re.IGNORECASE)
+        if m and len(sh.options) == 2:
+            order = event_order(sh.question[:m.start()], sh.question[m.end():], _units_in_order(steps), people)
+            if order is not None:
+                return sh.options[0] if order[0] else sh.options[1]
+        low = base.text.lower()
+        named = [o for o in sh.options if re.search(r"\b" + re.escape(o.lower()) + r"\b", low)]
+        return named[0] if len(named) == 1 else None
+
+    def image_answer(self, sh: Shape, steps: Sequence[StepRecord], now, people: Sequence[str] = ()) -> Answer | None:
+        """The id(s) of the evidence rounds' images that best match the question (caption and OCR text:
+        word overlap and embedding cosine, the retrieval rank as a tie-break), within the question's
+        time range when it names one. None without images (or without a way to read them)."""
+        if self.round_images is None:
+            return None
+        units = _units_in_order(steps)
+        rank: dict[str, int] = {}
+        when: dict[str, str | None] = {}
+        said: dict[str, set] = {}  # the words of the unit a round comes from (what was said about its images)
+        for k, u in enumerate(units):
+            for r in u.rounds:
+                rank.setdefault(r, k)
+                when.setdefault(r, u.time)
+                said.setdefault(r, set(toks(u.text)))
+        if not rank:
+            return None
+        try:
+            imgs = [i for i in self.round_images(list(rank)) if getattr(i, "image_id", None)]
+        except Exception:  # noqa: BLE001 - a broken image reader must not lose the answer
+            return None
+        if not imgs:
+            return None
+        tr = analyze(sh.question, now or date.today()).time_range
+        if tr is not None:
+            inside = [i for i in imgs if (d := _day(when.get(i.round_id))) is None or tr.start <= d <= tr.end]
+            imgs = inside or imgs
+        drop = _PICTURE_WORDS | QUESTION_WORDS | {t for p in people for t in toks(p)}
+        qt = set(toks(sh.question)) - drop
+        texts = [getattr(i, "text", "") or getattr(i, "caption", "") or "" for i in imgs]
+        cos = np.zeros(len(imgs))
+        if any(texts):
+            vecs = np.asarray(self.encoder.encode([sh.question] + [t or "-" for t in texts]), dtype=np.float32)
+            cos = vecs[1:] @ vecs[0]
+        over = np.array([len(qt & set(toks(t))) / len(qt) if qt else 0.0 for t in texts])
+        prior = np.array([0.05 / (1 + rank.get(i.round_id, len(rank))) for i in imgs])
+        context = np.array([len(qt & said.get(i.round_id, set())) / len(qt) if qt else 0.0 for i in imgs])
+        score = 0.4 * cos + 0.4 * over + 0.2 * context + prior
+        order = list(np.argsort(-score, kind="stable"))
+        n = 1
+        if sh.many:
+            m = re.search(r"\b(?:which|what)\s+(two|three|four|five)\b", sh.original.lower())
+            if m:
+                n = _NUMBER_WORD[m.group(1)]
+            else:
+                n = sum(1 for k in order if score[k] >= score[order[0]] - IMAGE_MARGIN)
+        chosen = [imgs[k] for k in order[: max(1, min(n, MAX_IMAGE_IDS))]]
+        rounds = tuple(dict.fromkeys(i.round_id for i in chosen))
+        ids = tuple(u.unit_id for u in units if set(u.rounds) & set(rounds))
+        return Answer(", ".join(i.image_id for i in chosen), "extractive", float(min(1.0, max(0.0, score[order[0]]))),
+                      ids, rounds)
+
+
+class RuleAnswerer(_Shaper):
     """Answers without a model. `encoder` scores sentences for extractive answers."""
 
     name = "rules"
 
-    def __init__(self, encoder: TextEncoder):
+    def __init__(self, encoder: TextEncoder, round_images: Callable[[Sequence[str]], Sequence] | None = None,
+                 people: Sequence[str] = ()):
         self.encoder = encoder
+        # rounds -> their images (core.planning.images.RoundImage: round_id, image_id, caption, ocr_text);
+        # the engine passes functools.partial(images.round_images, con). None: answers cannot name images.
+        self.round_images = round_images
+        # the names the memory gives its people (the user first): no name of theirs is missing content
+        self.people = tuple(people)
 
-    def answer(self, question: str, steps: Sequence[StepRecord], now: datetime | date | None = None) -> Answer:
-        """The answer the executed steps support, or a refusal ('Not mentioned ...')."""
+    def answer(self, question: str, steps: Sequence[StepRecord], now: datetime | date | None = None, *,
+               people: Sequence[str] | None = None) -> Answer:
+        """The answer the executed steps support, shaped as the question asks (see core.planning.shape):
+        "Yes"/"No" first for a yes/no question, a date in the requested format, image ids for a question
+        asking which picture shows something; or exactly "Not mentioned." (why: `refusal_reason`).
+
+        The question's own instructions ("Return in the format YYYY-MM-DD.") are removed before it is
+        parsed. `people`: the names of the memory's people (default: self.people, else a "people of the
+        memory: ..." note of a step)."""
+        sh = shape(question)
+        ppl = tuple(people) if people is not None else self.people or people_from_steps(steps)
+        base = self._answer(sh.question or question, steps, now, ppl, original=question)
+        return self._shaped(base, sh, steps, now, ppl)
+
+    def _answer(self, question: str, steps: Sequence[StepRecord], now, people: tuple[str, ...] = (), *,
+                original: str | None = None) -> Answer:
         ok = [s for s in steps if s.status == "ok"]
         analytic = [s for s in ok if s.tool in ANALYTIC_TOOLS]
         if analytic:
-            return self._analytic(question, analytic[-1], now)
+            # the whole question: an instruction may ask for the date ("Which game was shortest? Give the date.")
+            return self._analytic(original or question, analytic[-1], now)
         skipped = [s for s in steps if s.status == "skipped" and s.tool in ANALYTIC_TOOLS]
         units = [(s, u) for s in ok if s.tool in RETRIEVAL_TOOLS for u in s.units]
         if skipped and not any(s.tool == "SemanticMatch" for s in ok):
             return Answer(f"{REFUSAL}: {skipped[0].summary or 'the event was not found'}.", "refusal", refused=True)
         if units:
-            return self._extractive(question, units, now)
+            return self._extractive(question, units, now, people)
         return Answer(REFUSAL, "refusal", refused=True)
 
     # ------------------------------------------------------------------ analytic
@@ -291,7 +612,7 @@ class RuleAnswerer:
         return Answer(prefix + "; ".join(shown) + more, "rows", 1.0, ids, rounds)
 
     # ------------------------------------------------------------------ extractive
-    def _extractive(self, question: str, units, now) -> Answer:
+    def _extractive(self, question: str, units, now, people: tuple[str, ...] = ()) -> Answer:
         """The span of the best-supported sentence that answers the question, or a refusal.
 
         Sentences are ranked by their own match with the question (word overlap, embedding cosine,
@@ -315,8 +636,9 @@ class RuleAnswerer:
         if not sents:
             return Answer(REFUSAL, "refusal", refused=True)
         speakers = sorted({x.speaker for x, _, _ in sents if x.speaker and x.speaker.lower() not in _ROLE_SPEAKERS})
-        # a speaker's name is in every line they say: it is no evidence of content
-        qtok -= {t for sp in speakers for t in toks(sp)}
+        # a speaker's name is in every line they say, and a person's name need not be written at all (the
+        # user speaks as "user"): neither is evidence of content
+        qtok -= {t for sp in list(speakers) + list(people) for t in toks(sp)}
         qtok = qtok or set(f.support_tokens)
         texts = [x.text for x, _, _ in sents]
         qv = self.encoder.encode([question])[0]
@@ -361,7 +683,7 @@ class RuleAnswerer:
                 x = sents[i][0]
                 if x.text.rstrip().endswith("?") and f.atype != "yesno":
                     continue  # a question asks; it does not state the answer
-                ok, why = entity_support(f, u.text, x, speakers)
+                ok, why = entity_support(f, u.text, x, speakers, people)
                 if not ok:
                     why_not = why_not or why
                     continue
@@ -622,10 +944,13 @@ class LLMAnswerer:
                     f"answer: LLM answer contradicted the computed value ({why}; LLM said {text[:80]!r}); "
                     f"rule-based draft kept: {shown.text[:80]!r}")
         refused = text.lower().startswith("not mentioned")
+        if refused:
+            text = REFUSAL_TEXT  # the standard phrase alone
         units = tuple(u for s in steps for u in s.units)
         return Answer(text, "llm", 0.0 if refused else 1.0, tuple(u.unit_id for u in units),
                       tuple(dict.fromkeys(r for u in units for r in u.rounds)), refused=refused, **tok), None
 
 
-__all__ = ["RuleAnswerer", "LLMAnswerer", "REFUSAL", "fmt_num", "scope_text", "check_answer", "computed_values",
+__all__ = ["RuleAnswerer", "LLMAnswerer", "REFUSAL", "REFUSAL_TEXT", "PEOPLE_NOTE", "refusal", "yes_no",
+           "answer_date", "people_from_steps", "fmt_num", "scope_text", "check_answer", "computed_values",
            "text_values"]

@@ -14,7 +14,7 @@ when no tool can help, the plan is empty and the answer is a refusal.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta
 from typing import Callable, Sequence
 
@@ -29,6 +29,7 @@ from .context import PlanningContext
 from .intent import _FIRST, _LATEST, Analysis, Condition, analyze
 from .metadata import TableMeta
 from .scoring import stem, tokens
+from .shape import strip_instructions
 from .tools import ANALYTIC_TOOLS, ToolResult
 from .trace import Plan, PlanStep
 
@@ -236,8 +237,13 @@ class RulePlanner:
     def outline(self, question: str, context: PlanningContext, tools: Sequence[str],
                 now: datetime | date, first: datetime | date | None,
                 catalog: dict[str, TableMeta] | None = None) -> Plan:
-        """The high-level plan [(goal, tool)] (at most config.max_steps steps)."""
+        """The high-level plan [(goal, tool)] (at most config.max_steps steps). The question's own
+        instructions ("Return in the format YYYY-MM-DD.") are no part of what is planned for."""
+        whole = question
+        question = strip_instructions(question)[0] or question
         a = analyze(question, now, first)
+        if question != whole and not a.asks_date and analyze(whole, now, first).asks_date:
+            a = replace(a, asks_date=True)  # "Which game was shortest? Give the date."
         analytic = [t for t in tools if t in ANALYTIC_TOOLS]
         cat = catalog if catalog is not None else self.catalog()
         tables = [cat[n] for n in context.tables if n in cat] if analytic else []
@@ -635,7 +641,22 @@ class RulePlanner:
     def instantiate(self, question: str, context: PlanningContext, plan: Plan, index: int,
                     results: Sequence[ToolResult | None], budget_left: int, *, progressive: bool = True,
                     now: datetime | date | None = None, first: datetime | date | None = None) -> Instantiation:
-        """Step `index`'s arguments from the question and earlier results (None results = failed steps)."""
+        """Step `index`'s arguments from the question (without its instructions) and earlier results
+        (None results = failed steps). Retrieval steps note the memory's people (`context.people`, when
+        the context has them) for the answerer (core.planning.answer.people_from_steps)."""
+        question = strip_instructions(question)[0] or question
+        inst = self._instantiate(question, context, plan, index, results, budget_left, progressive=progressive,
+                                 now=now, first=first)
+        people = tuple(str(p) for p in (getattr(context, "people", ()) or ()) if str(p).strip())
+        if people and plan.steps[index].tool in ("SemanticMatch", "EventLocate"):
+            from .answer import PEOPLE_NOTE
+
+            return replace(inst, notes=tuple(inst.notes) + (PEOPLE_NOTE + ", ".join(people),))
+        return inst
+
+    def _instantiate(self, question: str, context: PlanningContext, plan: Plan, index: int,
+                     results: Sequence[ToolResult | None], budget_left: int, *, progressive: bool = True,
+                     now: datetime | date | None = None, first: datetime | date | None = None) -> Instantiation:
         d: Decision = plan.payload
         a = d.analysis
         step = plan.steps[index]
@@ -723,7 +744,8 @@ def compose_answer(plan: Plan, records: Sequence) -> "Answer | None":
     rounds = tuple(dict.fromkeys(x for r in ok for u in r.units for x in u.rounds))
     if d.rare:
         return _rare_answer(d, records) or _no_number(d)
-    if d.retrieval == "semantic" and a.kind in COMPUTED_KINDS and not (a.asks_date and a.kind in ("latest", "first")):
+    if d.retrieval == "semantic" and a.kind in COMPUTED_KINDS and not (a.asks_date and a.kind in ("latest", "first")) \
+            and not _asks_words(a):
         # ("when did I last go bouldering": the date of an event, which the retrieved rounds can give)
         return _no_number(d)
     if a.kind == "compare" and d.tool == "Compute":
@@ -780,13 +802,23 @@ COMPUTED_KINDS = frozenset({"aggregate", "extreme", "how_many", "count", "trend"
                             "value_sum", "compare"})
 
 
+def _asks_words(a: Analysis) -> bool:
+    """A change, first or latest thing asked with "what"/"which"/"how did" and no quantity word ("What
+    change happened to X after Y?", "How did X evolve?"): retrieved text answers it, no column needs to."""
+    low = a.question.lower()
+    if a.kind not in ("trend", "latest", "first") or re.search(r"\bhow\s+(?:much|many|long|far|often|fast)\b", low):
+        return False
+    return bool(re.match(r"\s*(?:what|which|how did|how has|how have|in what way)\b", low)
+                or re.search(r"\b(?:remember|know|recall)\s+(?:what|which|how)\b", low))
+
+
 def _no_number(d: Decision) -> "Answer":
     """The refusal of a computed intent that found nothing to compute over."""
     from .answer import REFUSAL
     from .trace import Answer
 
-    what = (d.analysis.target_text or "").strip(" ?.!") or "it"
-    return Answer(f"{REFUSAL}: no records hold {what}.", "refusal", 0.0, refused=True)
+    # the standard phrase alone (the plan's intent and notes say why: nothing to compute over)
+    return Answer(f"{REFUSAL}.", "refusal", 0.0, refused=True)
 
 
 def _rare_answer(d: Decision, records: Sequence) -> "Answer | None":

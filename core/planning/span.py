@@ -144,12 +144,18 @@ _QWORDS = frozenset(toks("what which who whom whose when where why how did does 
                            "have had tell remember mention name kind type sort", keep_stopwords=True))
 
 
+# words that tell how to answer ("Please", "Only return ..."), never names
+_INSTRUCTION_WORDS = frozenset("please kindly only just simply return answer respond reply give provide use write "
+                               "output format express state separate round infer inferring".split())
+
+
 def _names(question: str) -> tuple[str, ...]:
     out = []
     for m in re.finditer(r"\b[A-Z][\w'-]*", question):
         w = re.sub(r"'s$|’s$", "", m.group())
         sentence_start = m.start() == 0 or re.search(r"[.?!]\s*$", question[:m.start()])
-        if sentence_start or w in ("I", "I'm", "I've") or w.lower() in _QWORDS or w.lower() in STOPWORDS:
+        if sentence_start or w in ("I", "I'm", "I've") or w.lower() in _QWORDS or w.lower() in STOPWORDS \
+                or w.lower() in _INSTRUCTION_WORDS:
             continue
         if w.lower() in MONTHS or w.lower() in WEEKDAYS:
             continue
@@ -475,6 +481,14 @@ def _resolve_date(s: str, ref: date | None) -> list[Span]:
     return out
 
 
+# closed-class adverbs and degree words: never a thing's name ("really", "even", "maybe")
+ADVERBS = frozenset("""
+even really such here there maybe perhaps also pretty quite very just still already lately rather almost only
+ever never always often sometimes usually soon again too enough instead anyway somewhat mostly nearly actually
+probably definitely certainly especially totally completely simply truly clearly basically
+""".split())
+
+
 def _chunks(s: str, q: QuestionFrame) -> list[Span]:
     """Noun-phrase-like chunks: runs of words between function words, verbs-ish words and punctuation."""
     out = []
@@ -502,7 +516,8 @@ def _chunks(s: str, q: QuestionFrame) -> list[Span]:
         if lw == "of" and cur and cur[-1][0].lower() in CONTAINERS:
             cur.clear()  # "a bowl of X" -> X
             continue
-        if (lw in PREPS or lw in AUX or lw in PRONOUNS or lw in TIME_WORDS or lw in ("with", "of", "not")
+        if (lw in PREPS or lw in AUX or lw in PRONOUNS or lw in TIME_WORDS or lw in ("with", "of", "not") or lw in ADVERBS
+                or (len(lw) > 6 and lw.endswith("ly") and not lw.endswith(("ily", "fly", "lly")))  # "regularly"
                 or lw in ("a", "an", "the", "some", "any") or (lw in STOPWORDS and lw not in ("new",))):
             flush()
             continue
@@ -711,14 +726,26 @@ def strip_vocatives(text: str, names: Sequence[str]) -> str:
     return text
 
 
+def is_person(name: str, people: Sequence[str]) -> bool:
+    """Whether `name` is one of `people` ("Maya" of "Maya Lopez", or the full name), ignoring case."""
+    low = name.lower().strip()
+    for p in people:
+        pl = str(p).lower().strip()
+        if pl and (low == pl or low in pl.split() or pl in low.split()):
+            return True
+    return False
+
+
 def entity_support(q: QuestionFrame, unit_text: str, sentence: Sentence,
-                   speakers: Sequence[str] = ()) -> tuple[bool, str]:
+                   speakers: Sequence[str] = (), people: Sequence[str] = ()) -> tuple[bool, str]:
     """(True, "") when the evidence mentions what the question takes for granted, else (False, why).
 
     Each possessive noun chain needs its head noun (last word) or half its words in the unit text.
     A question naming one of the conversation's speakers needs a sentence about that speaker: said
     by them in the first person, or said to them ("you") or about them (their name, not as a mere
     address like "Thanks, Mel!") by someone else. Facts about the other speaker are not about them.
+    A name of one of `people` (the memory's people, e.g. the user, who speaks as "user") that is not a
+    speaker of the evidence needs no mention: it is who the memory is about, not missing content.
     """
     have = set(toks(unit_text)) | set(toks(sentence.speaker or ""))
     for chain in q.entities:
@@ -735,6 +762,8 @@ def entity_support(q: QuestionFrame, unit_text: str, sentence: Sentence,
         nt = toks(name)
         if not nt:
             continue
+        if name.lower() not in sp_low and is_person(name, people):
+            continue
         if name.lower() in sp_low and len(sp_low) > 1:
             named = all(x in sent_toks for x in nt)
             if (sentence.speaker or "").lower() == name.lower():
@@ -748,4 +777,4 @@ def entity_support(q: QuestionFrame, unit_text: str, sentence: Sentence,
 
 
 __all__ = ["QuestionFrame", "Sentence", "Span", "Extraction", "frame", "split_unit", "typed_spans",
-           "capitalized_phrases", "clause", "extract", "entity_support", "strip_vocatives", "toks", "COLOURS"]
+           "capitalized_phrases", "clause", "extract", "entity_support", "is_person", "strip_vocatives", "toks", "COLOURS"]

@@ -1,0 +1,46 @@
+"""The images of evidence rounds, for answers that name an image (core.planning.answer).
+
+`round_images(con, rounds)` reads the store's `images` table: one `RoundImage` (round, image id,
+caption, OCR text) per image of the given rounds, in the order of `rounds` then by position.
+The engine hands `functools.partial(round_images, con)` to RuleAnswerer(round_images=...).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import duckdb
+
+
+@dataclass(frozen=True)
+class RoundImage:
+    round_id: str
+    image_id: str
+    caption: str = ""
+    ocr_text: str = ""
+
+    @property
+    def text(self) -> str:
+        return " ".join(x for x in (self.caption, self.ocr_text) if x)
+
+
+def round_images(con: duckdb.DuckDBPyConnection, rounds: Sequence[str]) -> list[RoundImage]:
+    """The images of `rounds` (their order, then position); [] for none or a memory without images."""
+    rounds = [str(r) for r in rounds if r]
+    if not rounds:
+        return []
+    cur = con.cursor()
+    try:
+        rows = cur.execute(
+            "SELECT round_id, image_id, coalesce(caption, ''), coalesce(ocr_text, '') FROM images "
+            "WHERE round_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY position, image_id", [rounds]).fetchall()
+    except duckdb.Error:
+        return []
+    finally:
+        cur.close()
+    order = {r: k for k, r in enumerate(dict.fromkeys(rounds))}
+    rows.sort(key=lambda r: order.get(r[0], len(order)))
+    return [RoundImage(str(a), str(b), str(c), str(d)) for a, b, c, d in rows]
+
+
+__all__ = ["RoundImage", "round_images"]

@@ -1,0 +1,271 @@
+"""Answer shapes (issue 18): the question's instructions, yes/no, requested date formats, image ids, the
+standard refusal phrase, and names of the memory's people that are not missing content.
+
+Histories are hand-written (pottery, a book club, bicycles), not any benchmark's; the answerer runs with
+the HashEmbedder fake. The last test builds a small MemEye-format file and asks through the engine.
+"""
+from __future__ import annotations
+
+import json
+from datetime import date
+
+import pytest
+
+from conftest import FakeImageEncoder, FakeOCR, HashEmbedder
+
+from core.model import EvidenceUnit
+from core.planning.answer import PEOPLE_NOTE, REFUSAL_TEXT, RuleAnswerer, people_from_steps
+from core.planning.images import RoundImage
+from core.planning.shape import (about_a_claim, alternatives, asks_image, date_format, format_date, is_yesno, shape,
+                                 strip_instructions)
+from core.planning.span import entity_support, frame, split_unit
+from core.planning.trace import StepRecord
+
+
+def _steps(*texts: str, times=None, notes=()) -> list[StepRecord]:
+    units = tuple(EvidenceUnit(f"ev:{i}", "event", t, (f"S{i}:R1",), 0.9 - 0.05 * i,
+                               (times[i] if times else "2025-05-02T10:00:00")) for i, t in enumerate(texts))
+    return [StepRecord(0, "retrieve", "SemanticMatch", {}, "ok", "rules", units=units, notes=tuple(notes))]
+
+
+@pytest.fixture
+def answerer(embedder):
+    return RuleAnswerer(embedder)
+
+
+# ---------------------------------------------------------------- reading the question
+
+def test_instructions_are_stripped_and_followed():
+    q, removed = strip_instructions("When did Ines fire the blue vase? Return in the format YYYY-MM-DD.")
+    assert q == "When did Ines fire the blue vase?" and removed == ("Return in the format YYYY-MM-DD.",)
+    q, removed = strip_instructions("How many chapters did the club read? Please answer using an Arabic numeral "
+                                    "(e.g., “2” instead of “Two”).")
+    assert q == "How many chapters did the club read?" and "Two" not in q
+    # a politeness word opening the question itself goes, the question stays
+    assert strip_instructions("Please list the books we read in May.")[0] == "List the books we read in May."
+    # an instruction-only question is kept whole (nothing else to ask)
+    assert strip_instructions("Return the holiday name.")[0] == "Return the holiday name."
+    # an inline format phrase
+    assert strip_instructions("When was the tune-up, in the format MM/DD?")[0].rstrip("?") == "When was the tune-up"
+
+
+def test_instruction_words_are_not_names():
+    assert frame("Which glaze did Ines pick? Only return the glaze name.").names == ("Ines",)
+    assert frame(strip_instructions("Which pedal broke? Please answer with one word.")[0]).names == ()
+    # a capitalised word after the sentence start is still a name
+    assert frame("Did the club meet at Ruth's house?").names == ("Ruth",)
+
+
+@pytest.mark.parametrize("question,yes", [
+    ("Did Ines glaze the bowl?", True),
+    ("Was the chain replaced in spring?", True),
+    ("Has the club finished the novel?", True),
+    ("Can the kiln reach 1200 degrees?", True),
+    ("Based on the last meeting, did the club pick a new book?", True),
+    ("According to the chat, is the frame aluminium?", True),
+    ("What did Ines glaze?", False),
+    ("Do you remember which book the club chose?", False),  # a wh-question in a polite frame
+    ("Did the tune-up happen before or after the race?", False),  # alternatives, not yes/no
+    ("If the bowl cracked, which clay should be used now?", False),
+])
+def test_yes_no_questions(question, yes):
+    assert is_yesno(question) is yes
+
+
+def test_date_formats_and_options():
+    assert date_format("When was it? Return in the format YYYY-MM-DD.") == "YYYY-MM-DD"
+    assert date_format("Answer as DD.MM.YYYY: when did we meet?") == "DD.MM.YYYY"
+    assert date_format("In which month did the kiln break?") == "month"
+    assert date_format("What did Ines make?") is None
+    d = date(2024, 7, 8)
+    assert format_date(d, "YYYY-MM-DD") == "2024-07-08"
+    assert format_date(d, "MM/DD") == "07/08"
+    assert format_date(d, "DD.MM.YYYY") == "08.07.2024"
+    assert format_date(d, "month") == "July 2024"
+    assert alternatives("Did it happen before or after the race? Use 'Before' or 'After'.") == ("Before", "After")
+    assert about_a_claim("Is there a contradiction in saying the frame is steel?")
+    assert not about_a_claim("Did the club meet on Friday?")
+
+
+@pytest.mark.parametrize("question,img", [
+    ("Which image shows the cracked vase?", True),
+    ("Which of the photos from June is about the kiln?", True),
+    ("Among the pictures Ines shared, which one shows a teapot?", True),
+    ("Which vase is in the picture? Only return the image_id.", True),
+    ("How many photos did Ines share?", False),
+    ("Based on the images, what colour was the glaze?", False),
+])
+def test_visual_search_questions(question, img):
+    assert asks_image(question) is img
+
+
+# ---------------------------------------------------------------- answer shapes
+
+def test_refusal_is_the_standard_phrase_alone(answerer):
+    steps = _steps("user: The printer jammed again.\nassistant: Try the rear tray.")
+    a = answerer.answer("Which museum did Clara recommend?", steps)
+    assert a.refused and a.text == REFUSAL_TEXT == "Not mentioned."
+
+
+def test_yes_no_answer_starts_with_yes_or_no(answerer):
+    steps = _steps("user: I glazed the tall bowl with a celadon glaze and fired it on Sunday.\nassistant: Lovely.")
+    a = answerer.answer("Did I glaze the tall bowl?", steps)
+    assert not a.refused and a.text.startswith("Yes"), a.text
+    neg = _steps("user: I did not glaze the tall bowl, it stays raw clay for now.\nassistant: Fine.")
+    assert answerer.answer("Did I glaze the tall bowl?", neg).text.startswith("No")
+
+
+def test_yes_no_about_something_absent_is_refused(answerer):
+    steps = _steps("user: I glazed the tall bowl with a celadon glaze and fired it on Sunday.\nassistant: Lovely.")
+    # the teapot is in no evidence unit: no ground for yes or no
+    assert answerer.answer("Did I glaze the teapot?", steps).text == "Not mentioned."
+    # whether a statement holds is answered even when the statement is not in the memory
+    a = answerer.answer("Is there a contradiction in saying I never fired the tall bowl?", steps)
+    assert a.text.split(",")[0] in ("Yes", "No")
+
+
+def test_requested_date_format(answerer):
+    steps = _steps("user: Took the bike in for a tune-up this morning, new chain and brake pads.\nassistant: Ok.",
+                   times=["2024-03-09T09:00:00"])
+    a = answerer.answer("When did I take the bike in for a tune-up? Return in the format YYYY-MM-DD.", steps)
+    assert a.text == "2024-03-09", a.text
+    b = answerer.answer("When did I take the bike in for a tune-up? Answer in the format MM/DD.", steps)
+    assert b.text == "03/09"
+
+
+def test_before_or_after_from_the_evidence_times(answerer):
+    steps = _steps("user: Finished reading the lighthouse novel with the club tonight.\nassistant: Nice.",
+                   "user: Went to the poetry reading at the library.\nassistant: Fun.",
+                   times=["2024-05-20T20:00:00", "2024-04-02T19:00:00"])
+    a = answerer.answer("Did the club finish the lighthouse novel before or after the poetry reading? "
+                        "Use 'Before' or 'After'.", steps)
+    assert a.text == "After"
+
+
+def test_people_names_are_not_missing_content(answerer):
+    steps = _steps("user: I threw a small teapot on the wheel today.\nassistant: Well done!")
+    q = "What did Ines throw on the wheel?"
+    assert answerer.answer(q, steps).refused  # unknown name, absent from the evidence
+    a = answerer.answer(q, steps, people=("Ines",))
+    assert not a.refused and "teapot" in a.text
+    # the same through a step's note (what the rule planner writes when the context has `people`)
+    noted = _steps("user: I threw a small teapot on the wheel today.\nassistant: Well done!",
+                   notes=(PEOPLE_NOTE + "Ines, Marco",))
+    assert people_from_steps(noted) == ("Ines", "Marco")
+    assert not answerer.answer(q, noted).refused
+    # a name that is not one of the people still needs a mention
+    s = split_unit("user: I threw a small teapot.")[0]
+    assert not entity_support(frame("What did Marco throw?"), s.text, s, (), ("Ines",))[0]
+
+
+def test_image_ids_best_caption_first(embedder):
+    images = [RoundImage("S0:R1", "D1:IMG_001", "A bowl drying on a shelf next to a kiln."),
+              RoundImage("S0:R1", "D1:IMG_002", "A cracked blue vase on a workbench."),
+              RoundImage("S1:R1", "D2:IMG_001", "A teapot with a bamboo handle.")]
+    ans = RuleAnswerer(embedder, round_images=lambda rounds: [i for i in images if i.round_id in rounds])
+    steps = _steps("user: Two pieces out of the kiln today.\nImage: A bowl drying on a shelf next to a kiln.\n"
+                   "Image: A cracked blue vase on a workbench.",
+                   "user: My new teapot.\nImage: A teapot with a bamboo handle.")
+    assert ans.answer("Which image shows the cracked blue vase?", steps).text == "D1:IMG_002"
+    assert ans.answer("Which picture is about the teapot? Only return the image_id.", steps).text == "D2:IMG_001"
+    # without a way to read the images, the answer is the best caption text, never an invented id
+    plain = RuleAnswerer(embedder).answer("Which image shows the cracked blue vase?", steps)
+    assert "IMG" not in plain.text
+
+
+def test_shape_of_a_visual_search_question_is_not_yes_no():
+    sh = shape("Which two images show the vase before and after firing?")
+    assert sh.image_ids and sh.many and not sh.yesno
+
+
+# ---------------------------------------------------------------- end to end: a MemEye history
+
+MEMEYE = {
+    "character_profile": {"name": "Ines", "persona_summary": "Ines is a potter."},
+    "multi_session_dialogues": [
+        {"session_id": "D1", "date": "2024-06-03", "dialogues": [
+            {"round": "D1:1", "user": "I finally fired the celadon bowl in the studio kiln today.",
+             "assistant": "Congratulations on the first firing!"},
+            {"round": "D1:2", "user": "Here is the shelf after unloading.",
+             "assistant": "The glaze pooled nicely.", "image_id": ["D1:IMG_001"],
+             "image_caption": ["A wooden shelf with a green celadon bowl and two small cups."]},
+        ]},
+        {"session_id": "D2", "date": "2024-07-15", "dialogues": [
+            {"round": "D2:1", "user": "I joined an evening class on throwing teapots at the community studio.",
+             "assistant": "Teapots are a great challenge."},
+            {"round": "D2:2", "user": "My first teapot has a bamboo handle.", "assistant": "Beautiful.",
+             "image_id": ["D2:IMG_001"], "image_caption": ["A speckled teapot with a bamboo handle on a table."]},
+        ]},
+    ],
+    "human-annotated QAs": [],
+}
+
+
+def test_memeye_history_end_to_end(tmp_path):
+    from core.build import BuildDeps, build
+    from core.config import DEFAULT
+    from core.extract import RuleExtractor
+    from core.formats import read_file
+    from core.planning.images import round_images
+    from core.query import make_engine
+    from core.store import Store
+
+    path = tmp_path / "ines.json"
+    path.write_text(json.dumps(MEMEYE))
+    histories = read_file(path, config=DEFAULT, allow_missing_images=True)
+    with Store(tmp_path / "ines.duckdb") as store:
+        build(store, histories, BuildDeps(HashEmbedder(), FakeImageEncoder(), FakeOCR(), RuleExtractor(DEFAULT)),
+              DEFAULT)
+        eng = make_engine(store, DEFAULT, text_encoder=HashEmbedder(), image_encoder=FakeImageEncoder())
+        # what the engine is to pass the answerer (issue 18): the profile's names, the images of rounds
+        eng.rule_answerer.people = ("Ines",)
+        eng.rule_answerer.round_images = lambda rounds: round_images(store.con, rounds)
+
+        def ask(q):
+            return eng.ask(q).answer.text
+
+        assert ask("When did Ines fire the celadon bowl in the kiln? Return in the format YYYY-MM-DD.") == "2024-06-03"
+        assert ask("Which image shows the teapot with the bamboo handle?") == "D2:IMG_001"
+        assert ask("Which of the pictures is about the celadon bowl on the shelf? Only return the image_id.") \
+            == "D1:IMG_001"
+        assert ask("Did Ines join an evening class on throwing teapots?").startswith("Yes")
+        assert ask("Did Ines sell her paintings at the harbour market?") == "Not mentioned."
+        assert ask("In which month did Ines join the evening class?") == "July 2024"
+        # the instructions are no part of what is searched for
+        t = eng.ask("When did Ines join the evening class? Return in the format YYYY-MM-DD.")
+        assert t.answer.text == "2024-07-15"
+        assert all("YYYY" not in str(s.args.get("query_content", "")) for s in t.steps)
+
+
+def test_yes_no_needs_the_rare_words_in_one_unit(answerer):
+    steps = _steps("user: I used the oven at home for baking the rye loaf, a long process.\nassistant: Nice.",
+                   "user: Bought a tub of yogurt at the market.\nassistant: Ok.",
+                   "user: Baking at home again, same process as last week.\nassistant: Good.")
+    assert answerer.answer("Was yogurt used in the home baking process?", steps).text == "Not mentioned."
+    assert answerer.answer("Was the oven used for baking the rye loaf?", steps).text.startswith("Yes")
+
+
+def test_did_a_happen_before_b_from_the_evidence_times(answerer):
+    steps = _steps("user: Swapped the worn chain on the commuter bike.\nassistant: Good.",
+                   "user: Rode the hill loop with the new saddle.\nassistant: Nice.",
+                   times=["2024-03-01T08:00:00", "2024-04-11T08:00:00"])
+    a = answerer.answer("Did I swap the worn chain before I rode the hill loop?", steps)
+    assert a.text.startswith("Yes") and "before" in a.text and "2024" in a.text, a.text
+    b = answerer.answer("Did I swap the worn chain after I rode the hill loop?", steps)
+    assert b.text.startswith("No"), b.text
+
+
+def test_adverbs_are_not_things():
+    from core.planning.span import typed_spans
+
+    got = [s.text.lower() for s in typed_spans(frame("Which polish do I use for the frame?"),
+                                               "I regularly use it, really, the blue tin of carnauba polish.")]
+    assert got and not any(w in ("regularly", "really") for w in got), got
+
+
+def test_before_question_about_something_absent_is_refused(answerer):
+    steps = _steps("user: Swapped the worn chain on the commuter bike.\nassistant: Good.",
+                   "user: Rode the hill loop with the new saddle.\nassistant: Nice.",
+                   times=["2024-03-01T08:00:00", "2024-04-11T08:00:00"])
+    # nothing says a helmet was bought: no order to read, no yes or no
+    assert answerer.answer("Did I buy a helmet before I rode the hill loop?", steps).text == "Not mentioned."

@@ -214,13 +214,11 @@ def people_from_steps(steps: Sequence[StepRecord]) -> tuple[str, ...]:
 
 def refusal(base: Answer, why: str = "") -> Answer:
     """`base` as the standard refusal: the text is exactly "Not mentioned."; the reason (`why`, or what
-    base.text said after the phrase) goes to the Answer's notes when the Answer type has them."""
-    import dataclasses
-
+    base.text said after the phrase) goes to the Answer's notes."""
     reason = why or base.text[len(REFUSAL):].strip(" .:()") if base.text.startswith(REFUSAL) else why or base.text
     out = replace(base, text=REFUSAL_TEXT, kind="refusal", refused=True)
-    if reason and any(f.name == "notes" for f in dataclasses.fields(Answer)):
-        out = replace(out, notes=tuple(getattr(out, "notes", ()) or ()) + (f"refused: {reason}",))
+    if reason:
+        out = replace(out, notes=base.notes + (f"refused: {reason}",))
     return out
 
 

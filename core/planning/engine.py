@@ -25,6 +25,7 @@ the rest of the plan is replaced by the rule-based plan).
 from __future__ import annotations
 
 import time
+from functools import partial
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime
 from typing import Any, Sequence
@@ -40,6 +41,7 @@ from .answer import LLMAnswerer, RuleAnswerer
 from .context import ContextBuilder, PlanningContext
 from .dates import TimeRange, find_time_range
 from .event_context import EventContext
+from .images import round_images
 from .llm_planner import LLMPlanner
 from .retrieval import NodeTableRetrieval, RetrievalMemory, adapt
 from .rule_planner import Instantiation, RulePlanner, compose_answer
@@ -106,7 +108,8 @@ class QueryEngine:
         self.rules = RulePlanner(config, self.contexts.embed, self._encode_query, self.contexts.catalog,
                                  record_rounds=self._record_rounds)
         self._records: tuple[tuple, frozenset[str]] | None = None
-        self.rule_answerer = RuleAnswerer(text_encoder)
+        # image ids come from the store's images of the evidence rounds (a visual-search answer names them)
+        self.rule_answerer = RuleAnswerer(text_encoder, round_images=partial(round_images, con))
         self.mode = config.llm_mode if llm is not None else "rules"
         self.llm_answerer = LLMAnswerer(llm, self.rule_answerer, draft=self.mode == "guided",
                                         images=self.evidence_images, max_images=EVIDENCE_IMAGES) \
@@ -353,12 +356,13 @@ class QueryEngine:
         if state.plan.planner == "rules":
             return self._rule_answer(state)
         ruled = [r for r in state.records if r.planner == "rules"]
-        return self.rule_answerer.answer(state.question, ruled or state.records, state.now)
+        return self.rule_answerer.answer(state.question, ruled or state.records, state.now,
+                                         people=state.context.people)
 
     def _rule_answer(self, state: PlanState) -> Answer:
         # comparisons of two periods and yes/no readings of rows come from the rule planner's plan
         return (compose_answer(state.plan, state.records) if state.plan.planner == "rules" else None) \
-            or self.rule_answerer.answer(state.question, state.records, state.now)
+            or self.rule_answerer.answer(state.question, state.records, state.now, people=state.context.people)
 
     def ask(self, question: str, *, ablation: str = "full", options: tuple[tuple[str, str], ...] = (),
             image: ImageRef | None = None) -> Trace:

@@ -269,3 +269,15 @@ def test_before_question_about_something_absent_is_refused(answerer):
                    times=["2024-03-01T08:00:00", "2024-04-11T08:00:00"])
     # nothing says a helmet was bought: no order to read, no yes or no
     assert answerer.answer("Did I buy a helmet before I rode the hill loop?", steps).text == "Not mentioned."
+
+
+def test_a_yes_no_question_about_a_speaker_reads_that_speakers_lines(answerer):
+    """"Did the user mention a vacuum cleaner?": what the assistant suggested is not what the user did."""
+    steps = _steps("user: The couch smells musty.\nassistant: You could use a vacuum cleaner on the couch.")
+    a = answerer.answer("Did the user use a vacuum cleaner on the couch?", steps)
+    assert a.refused and a.text == "Not mentioned." and any("vacuum" in n for n in a.notes), a
+    said = _steps("user: I use the vacuum cleaner on the couch every week.\nassistant: Good, that lifts the dust.")
+    assert answerer.answer("Did the user use a vacuum cleaner on the couch?", said).text.startswith("Yes")
+    # a subject that is no speaker of the evidence reads everything, as before
+    both = _steps("user: The couch smells musty.\nassistant: Marta said she would use a vacuum cleaner on her couch.")
+    assert not answerer.answer("Did Marta use a vacuum cleaner on the couch?", both).refused

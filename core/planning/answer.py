@@ -267,6 +267,8 @@ def unsupported_yesno(question: str, steps: Sequence[StepRecord], people: Sequen
         # assistant's replies
         texts = ["\n".join(ln for ln in t.splitlines() if not re.match(r"\s*(?:\[\w+\]\s*)?assistant:", ln))
                  for t in texts]
+    else:
+        texts = _said_by_subject(question, texts)
     have = [set(toks(t)) for t in texts]
     absent = sorted(qt - set().union(*have))
     if absent:
@@ -281,6 +283,24 @@ def unsupported_yesno(question: str, steps: Sequence[StepRecord], people: Sequen
         return (f"no unit holds the question's content together (best {max(covers):.2f}; rarest words "
                 f"{', '.join(sorted(rarest))})")
     return ""
+
+
+_LINE_SPEAKER = re.compile(r"^\s*(?:\[\w+\]\s*)?([^\s:][^:]{0,40}):\s")
+
+
+def _said_by_subject(question: str, texts: list[str]) -> list[str]:
+    """`texts` cut to the lines of the speaker the question is about ("Did the user mention ...?" when the
+    evidence has a speaker "user"; the image lines stay: a speaker shows what they share), else unchanged."""
+    m = re.match(r"\s*(?:" + "|".join(AUXILIARIES) + r")\s+(?:the\s+)?([\w'’-]+)", question, re.IGNORECASE)
+    if not m:
+        return texts
+    who = m.group(1).lower()
+    spoken = {sm.group(1).strip().lower() for t in texts for ln in t.splitlines() if (sm := _LINE_SPEAKER.match(ln))}
+    if who not in spoken - {"image", "text in image"}:
+        return texts
+    keep = {who, "image", "text in image"}
+    return ["\n".join(ln for ln in t.splitlines() if (sm := _LINE_SPEAKER.match(ln)) and sm.group(1).strip().lower() in keep)
+            for t in texts]
 
 
 ORDER_COVER = 0.5  # share of an event clause's content words its evidence unit must hold

@@ -281,3 +281,17 @@ def test_a_yes_no_question_about_a_speaker_reads_that_speakers_lines(answerer):
     # a subject that is no speaker of the evidence reads everything, as before
     both = _steps("user: The couch smells musty.\nassistant: Marta said she would use a vacuum cleaner on her couch.")
     assert not answerer.answer("Did Marta use a vacuum cleaner on the couch?", both).refused
+
+
+def test_a_word_of_precision_is_not_the_head_of_the_question():
+    assert frame("What specific move in the opening does Ada like?").head == "move"
+    assert frame("Which exact hall did the choir sing in?").head == "hall"
+    assert frame("Which particular kind of fern did I repot?").head == "fern"
+
+
+def test_a_capital_that_only_opens_a_sentence_is_no_name(answerer):
+    steps = _steps("user: Wash the tiles with the cleaner I use. I wash them every week.\nassistant: Good plan.")
+    a = answerer.answer("What is the name of the cleaner I use?", steps)
+    assert a.text != "Wash", a
+    named = _steps("user: Wash the tiles with Glimmo, the cleaner I use.\nassistant: Glimmo is gentle.")
+    assert "Glimmo" in answerer.answer("What is the name of the cleaner I use?", named).text

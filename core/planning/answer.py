@@ -659,6 +659,7 @@ class RuleAnswerer(_Shaper):
         qtok -= {t for sp in list(speakers) + list(people) for t in toks(sp)}
         qtok = qtok or set(f.support_tokens)
         texts = [x.text for x, _, _ in sents]
+        lower_words = {w for t in texts for w in re.findall(r"\b[a-z][a-z'’-]*\b", t)}
         qv = self.encoder.encode([question])[0]
         cos = np.asarray(self.encoder.encode(texts)) @ qv
         voc = speakers + [sp[:3] for sp in speakers if len(sp) > 3]
@@ -706,6 +707,8 @@ class RuleAnswerer(_Shaper):
                     why_not = why_not or why
                     continue
                 ext = extract(f, x.text, _day(u.time), self.encoder.encode if f.atype == "thing" else None)
+                if ext is not None and f.atype in NAME_TYPES and _capital_by_position(ext.text, x.text, lower_words):
+                    ext = None  # "Wash the car first.": capitalised because it starts the sentence, not a name
                 if ext is None:
                     why_not = why_not or f"no {f.atype} in the evidence"
                     continue
@@ -737,6 +740,17 @@ class RuleAnswerer(_Shaper):
             return Answer(REFUSAL, "refusal", support, (u.unit_id,), u.rounds, refused=True)
         text = " ".join(ext.text.split()[:40]) or x.text
         return Answer(text, "extractive", min(1.0, support), (u.unit_id,), u.rounds)
+
+
+NAME_TYPES = ("name", "person", "place")
+
+
+def _capital_by_position(span: str, sentence: str, lower_words: set[str]) -> bool:
+    """True for a one-word span that opens its sentence and is written in lower case elsewhere in the
+    evidence: English capitalises the first word of a sentence, so that capital says nothing of a name."""
+    word = span.strip(" *_\"'“”")
+    return (" " not in word and sentence.lstrip(" *_\"'“”").startswith(word)
+            and word[:1].isupper() and word.lower() in lower_words)
 
 
 # ---------------------------------------------------------------------- checking a model's answer

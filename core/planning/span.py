@@ -258,8 +258,11 @@ def frame(question: str) -> QuestionFrame:
     focus: str | None = None
     qt = frozenset(toks(q)) - _QWORDS
     atype = "open"
-    m_which = re.search(r"\b(?:what|which)\s+(?:kind|type|sort|brand|flavou?r|model)\s+of\s+([a-z-]+)", low)
-    m_head = re.search(r"\b(?:what|which)\s+([a-z-]+)", low)
+    # "which specific brand of ...", "what exact move": a word of precision before the head is not the head
+    precise = r"(?:(?:specific|exact|particular|precise)\s+)?"
+    m_which = re.search(r"\b(?:what|which)\s+" + precise + r"(?:kind|type|sort|brand|flavou?r|model)\s+of\s+([a-z-]+)",
+                        low)
+    m_head = re.search(r"\b(?:what|which)\s+" + precise + r"([a-z-]+)", low)
     if re.match(r"\s*(?:who|whom|whose)\b", low) or re.search(r"\bwith whom\b|\bwho\b", low):
         atype = "person"
     elif re.search(r"\bwhat\s+colou?rs?\b|\bwhich\s+colou?rs?\b|\bcolou?r\s+(?:is|are|was|were)\b", low):

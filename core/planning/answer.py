@@ -31,6 +31,7 @@ from .intent import analyze
 from .shape import AUXILIARIES, Shape, about_a_claim, format_date, shape
 from .metadata import words
 from .scoring import tokens
+from .pictured import about_the_picture, pictured_answer
 from .span import (Extraction, Sentence, entity_support, extract, frame, is_person, split_unit, strip_vocatives,
                    toks)
 from .tools import ANALYTIC_TOOLS, RETRIEVAL_TOOLS
@@ -508,16 +509,23 @@ class RuleAnswerer(_Shaper):
         self.people = tuple(people)
 
     def answer(self, question: str, steps: Sequence[StepRecord], now: datetime | date | None = None, *,
-               people: Sequence[str] | None = None) -> Answer:
+               people: Sequence[str] | None = None, image_caption: str = "") -> Answer:
         """The answer the executed steps support, shaped as the question asks (see core.planning.shape):
         "Yes"/"No" first for a yes/no question, a date in the requested format, image ids for a question
         asking which picture shows something; or exactly "Not mentioned." (why: `refusal_reason`).
 
         The question's own instructions ("Return in the format YYYY-MM-DD.") are removed before it is
         parsed. `people`: the names of the memory's people (default: self.people, else a "people of the
-        memory: ..." note of a step)."""
+        memory: ..." note of a step). `image_caption`: the caption of the question's own picture; a question
+        asking what it shows is answered with the name the rounds showing a like picture give it
+        (core.planning.pictured)."""
         sh = shape(question)
         ppl = tuple(people) if people is not None else self.people or people_from_steps(steps)
+        if image_caption.strip() and not sh.yesno and not sh.image_ids and about_the_picture(sh.question or question) \
+                and not any(s.status == "ok" and s.tool in ANALYTIC_TOOLS for s in steps):
+            named = pictured_answer(sh.question or question, image_caption, _units_in_order(steps), self.encoder)
+            if named is not None:
+                return named
         base = self._answer(sh.question or question, steps, now, ppl, original=question)
         return self._shaped(base, sh, steps, now, ppl)
 

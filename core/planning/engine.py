@@ -357,12 +357,14 @@ class QueryEngine:
             return self._rule_answer(state)
         ruled = [r for r in state.records if r.planner == "rules"]
         return self.rule_answerer.answer(state.question, ruled or state.records, state.now,
-                                         people=state.context.people)
+                                         people=state.context.people,
+                                         image_caption=state.image.caption if state.image is not None else "")
 
     def _rule_answer(self, state: PlanState) -> Answer:
         # comparisons of two periods and yes/no readings of rows come from the rule planner's plan
         return (compose_answer(state.plan, state.records) if state.plan.planner == "rules" else None) \
-            or self.rule_answerer.answer(state.question, state.records, state.now, people=state.context.people)
+            or self.rule_answerer.answer(state.question, state.records, state.now, people=state.context.people,
+                                         image_caption=state.image.caption if state.image is not None else "")
 
     def ask(self, question: str, *, ablation: str = "full", options: tuple[tuple[str, str], ...] = (),
             image: ImageRef | None = None) -> Trace:

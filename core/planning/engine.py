@@ -79,6 +79,10 @@ class PlanState:
     period: TimeRange | None = None  # the time the question names (events in it come first in searches)
 
     @property
+    def image_caption(self) -> str:
+        return self.image.caption if self.image is not None else ""
+
+    @property
     def done(self) -> bool:
         return len(self.records) >= len(self.plan.steps) or self.budget_left <= 0 and bool(self.records)
 
@@ -346,7 +350,7 @@ class QueryEngine:
             context=state.context.candidates, plan=state.plan, steps=state.records, answer=answer,
             fallbacks=tuple(dict.fromkeys(fallbacks + notes_fb)), budget_total=self.config.evidence_budget,
             budget_left=state.budget_left, ms=ms, now=state.now.isoformat() if state.now else None,
-            mode=self.mode, image_caption=state.image.caption if state.image is not None else "")
+            mode=self.mode, image_caption=state.image_caption)
 
     def _guided_draft(self, state: PlanState) -> Answer:
         """The rule-based answer given to the model as its draft: from all steps when the rules planned
@@ -358,13 +362,13 @@ class QueryEngine:
         ruled = [r for r in state.records if r.planner == "rules"]
         return self.rule_answerer.answer(state.question, ruled or state.records, state.now,
                                          people=state.context.people,
-                                         image_caption=state.image.caption if state.image is not None else "")
+                                         image_caption=state.image_caption)
 
     def _rule_answer(self, state: PlanState) -> Answer:
         # comparisons of two periods and yes/no readings of rows come from the rule planner's plan
         return (compose_answer(state.plan, state.records) if state.plan.planner == "rules" else None) \
             or self.rule_answerer.answer(state.question, state.records, state.now, people=state.context.people,
-                                         image_caption=state.image.caption if state.image is not None else "")
+                                         image_caption=state.image_caption)
 
     def ask(self, question: str, *, ablation: str = "full", options: tuple[tuple[str, str], ...] = (),
             image: ImageRef | None = None) -> Trace:

@@ -529,10 +529,11 @@ class Toolbox:
         if self.period is None or scope != "event":
             return self.retrieval.search(self._query(query), scope, k), ""
         hits = self.retrieval.search(self._query(query), scope, max(k * PERIOD_POOL, k))
-        inside = [h for h in hits if self._in_period(h[0])]
+        within = [self._in_period(h[0]) for h in hits]
+        inside = [h for h, w in zip(hits, within) if w]
         if not inside:
             return hits[:k], f"; none of the best {len(hits)} events is {self.period.label}"
-        rest = [h for h in hits if not self._in_period(h[0])]
+        rest = [h for h, w in zip(hits, within) if not w]
         return (inside + rest)[:k], f"; {min(len(inside), k)} {self.period.label} first"
 
     def _in_period(self, node_id: str) -> bool:

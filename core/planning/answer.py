@@ -32,6 +32,7 @@ from .shape import AUXILIARIES, Shape, about_a_claim, format_date, shape
 from .metadata import words
 from .scoring import tokens
 from .pictured import about_the_picture, pictured_answer
+from .depicted import asks_description, describe
 from .span import (Extraction, Sentence, entity_support, extract, frame, is_person, split_unit, strip_vocatives,
                    toks)
 from .tools import ANALYTIC_TOOLS, RETRIEVAL_TOOLS
@@ -392,6 +393,10 @@ class _Shaper:
             img = self.image_answer(sh, steps, now, people)
             if img is not None:
                 return img
+        elif not sh.yesno and asks_description(sh.question):
+            shown = self.described(sh, steps, now, people)
+            if shown is not None:
+                return shown
         if base.kind not in ("extractive", "refusal"):
             # a computed, ranked or row answer says what the tools found in its own words
             if sh.date_format and not base.refused:
@@ -440,6 +445,23 @@ class _Shaper:
         low = base.text.lower()
         named = [o for o in sh.options if re.search(r"\b" + re.escape(o.lower()) + r"\b", low)]
         return named[0] if len(named) == 1 else None
+
+    def described(self, sh: Shape, steps: Sequence[StepRecord], now, people: Sequence[str] = ()) -> Answer | None:
+        """What the picture the question asks about showed: its caption (core.planning.depicted), within
+        the question's time range when it names one. None without images or a way to read them."""
+        if self.round_images is None:
+            return None
+        units = _units_in_order(steps)
+        rounds = list(dict.fromkeys(r for u in units for r in u.rounds))
+        if not rounds:
+            return None
+        try:
+            imgs = self.round_images(rounds)
+        except Exception:  # noqa: BLE001 - a broken image reader must not lose the answer
+            return None
+        tr = analyze(sh.question, now or date.today()).time_range
+        drop = frozenset(QUESTION_WORDS) | frozenset(t for p in people for t in toks(p))
+        return describe(sh.question, units, imgs, tr, self.encoder, drop)
 
     def image_answer(self, sh: Shape, steps: Sequence[StepRecord], now, people: Sequence[str] = ()) -> Answer | None:
         """The id(s) of the evidence rounds' images that best match the question (caption and OCR text:

@@ -1,7 +1,8 @@
 """The images of evidence rounds, for answers that name an image (core.planning.answer).
 
 `round_images(con, rounds)` reads the store's `images` table: one `RoundImage` (round, image id,
-caption, OCR text) per image of the given rounds, in the order of `rounds` then by position.
+caption, OCR text, and the round's own text and time) per image of the given rounds, in the order of
+`rounds` then by position.
 The engine hands `functools.partial(round_images, con)` to RuleAnswerer(round_images=...).
 """
 from __future__ import annotations
@@ -18,6 +19,8 @@ class RoundImage:
     image_id: str
     caption: str = ""
     ocr_text: str = ""
+    said: str = ""  # the text of the round the image came with (what was said about it)
+    time: str | None = None  # the round's time (ISO), None when unknown
 
     @property
     def text(self) -> str:
@@ -32,15 +35,16 @@ def round_images(con: duckdb.DuckDBPyConnection, rounds: Sequence[str]) -> list[
     cur = con.cursor()
     try:
         rows = cur.execute(
-            "SELECT round_id, image_id, coalesce(caption, ''), coalesce(ocr_text, '') FROM images "
-            "WHERE round_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY position, image_id", [rounds]).fetchall()
+            "SELECT i.round_id, i.image_id, coalesce(i.caption, ''), coalesce(i.ocr_text, ''), coalesce(r.text, ''), "
+            "CAST(r.time AS VARCHAR) FROM images i LEFT JOIN rounds r USING (round_id) "
+            "WHERE i.round_id IN (SELECT unnest(?::VARCHAR[])) ORDER BY i.position, i.image_id", [rounds]).fetchall()
     except duckdb.Error:
         return []
     finally:
         cur.close()
     order = {r: k for k, r in enumerate(dict.fromkeys(rounds))}
     rows.sort(key=lambda r: order.get(r[0], len(order)))
-    return [RoundImage(str(a), str(b), str(c), str(d)) for a, b, c, d in rows]
+    return [RoundImage(str(a), str(b), str(c), str(d), str(e), t) for a, b, c, d, e, t in rows]
 
 
 __all__ = ["RoundImage", "round_images"]

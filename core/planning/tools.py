@@ -72,6 +72,7 @@ MAX_QUERY_CHARS = 2000
 MODE_SQL = "(SELECT v FROM s WHERE v IS NOT NULL GROUP BY v ORDER BY count(*) DESC, min(time), v LIMIT 1)"
 MAX_ROUNDS_PER_UNIT = 100
 PERIOD_POOL = 10  # a search about a named time looks this many times deeper for that time's events
+ALL_EVENTS = 10 ** 9  # a search's k that keeps every event (when the deeper look finds none of the period)
 
 
 def _filter_schema() -> dict:
@@ -531,8 +532,14 @@ class Toolbox:
         hits = self.retrieval.search(self._query(query), scope, max(k * PERIOD_POOL, k))
         within = [self._in_period(h[0]) for h in hits]
         inside = [h for h, w in zip(hits, within) if w]
+        if not inside and len(hits) >= max(k * PERIOD_POOL, k):
+            # the period's events score low for this query ("the picture I sent on 18 June" says nothing of
+            # what it shows): read every event's time once rather than answer from other days
+            hits = self.retrieval.search(self._query(query), scope, ALL_EVENTS)
+            within = [self._in_period(h[0]) for h in hits]
+            inside = [h for h, w in zip(hits, within) if w]
         if not inside:
-            return hits[:k], f"; none of the best {len(hits)} events is {self.period.label}"
+            return hits[:k], f"; no event is {self.period.label}"
         rest = [h for h, w in zip(hits, within) if not w]
         return (inside + rest)[:k], f"; {min(len(inside), k)} {self.period.label} first"
 

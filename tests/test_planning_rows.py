@@ -192,3 +192,30 @@ def test_how_many_records_is_not_a_sum_of_a_column_in_a_unit(engine):
     # "total" is in €: "how many tune-ups" counts rows even though a column's name could be read as the noun
     s = _step(engine.ask("How many tune-ups did I log?"))
     assert _call(s) == ("total_log", "*", "count") and s.value["n_rows"] == len(REPAIRS)
+
+
+def test_rows_tables_by_share_or_by_a_distinct_table():
+    from core.planning.columns import rows_tables
+
+    assert rows_tables({"a": 0.6, "b": 0.55, "c": 0.0}) == {"a", "b"}  # most rows name them: each such table
+    # a few of one table's rounds name them and no other table's: that table ("RH 42 %" beside "humidity")
+    assert rows_tables({"a": 0.25, "b": 0.0}) == {"a"}
+    assert rows_tables({"a": 0.3, "b": 0.1}) == set()  # not distinct enough
+    assert rows_tables({"a": 0.1, "b": 0.0}) == set()  # too few
+    assert rows_tables({}) == set()
+
+
+def test_a_quantity_named_only_by_its_rows_is_the_tables_amount(engine):
+    # no column is called "tune-up" or "grocery run": the rounds of the rows are, and "how much" asks an amount
+    t = engine.ask("How much did I log for my tune-ups in total?")
+    s = _step(t)
+    assert _call(s) == ("total_log", "total", "sum")
+    assert s.value["value"] == pytest.approx(sum(r["total"] for r in REPAIRS))
+    assert any("name its rows" in n for n in t.plan.notes)
+    s = _step(engine.ask("How much did my grocery runs come to in total?"))
+    table, column, op = _call(s)
+    assert (table, op) == ("rate_log", "sum") and column in ("price", "weight")  # an amount, never the rate
+    assert s.value["value"] == pytest.approx(sum(r[column] for r in GROCERIES))
+    # words no table's rounds use still name nothing: retrieval, and a refusal here
+    t = engine.ask("How much did my boat trips come to in total?")
+    assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" for s in t.steps)

@@ -447,6 +447,22 @@ def phrase_words(phrase: str) -> list[str]:
 
 
 ROWS_ABOUT_MIN = 0.5  # share of a table's rows whose rounds name the records for the rows to be those records
+# ... or a smaller share when no other table's rounds name them (devices and phrasings vary: "Humidifier
+# check: RH 42 %" beside "my humidity reading"), this many times more often than any other table's
+ROWS_ABOUT_DISTINCT = 0.2
+ROWS_ABOUT_RATIO = 4.0
+
+
+def rows_tables(shares: dict[str, float]) -> set[str]:
+    """The tables whose rows are the records a phrase names, from `rows_about` shares: those with at least
+    ROWS_ABOUT_MIN of their rows naming them, else the one table with ROWS_ABOUT_DISTINCT that names them
+    ROWS_ABOUT_RATIO times more often than any other."""
+    out = {t for t, v in shares.items() if v >= ROWS_ABOUT_MIN}
+    if out or not shares:
+        return out
+    order = sorted(shares.items(), key=lambda kv: -kv[1])
+    best, second = order[0][1], (order[1][1] if len(order) > 1 else 0.0)
+    return {order[0][0]} if best >= ROWS_ABOUT_DISTINCT and best >= ROWS_ABOUT_RATIO * second else set()
 
 
 def rows_about(phrase: str, tables: Sequence[TableMeta],
@@ -466,7 +482,9 @@ def rows_about(phrase: str, tables: Sequence[TableMeta],
             continue
         vocab = frozenset().union(*rows)
         # each wanted word's spellings in these rounds: itself and the words it abbreviates or that abbreviate it
-        forms = {w: {w, w[:-1] if len(w) > 2 and w.endswith("s") else w} | {x for x in vocab if len(w) >= 3 and len(x) >= 3 and (abbreviates(w, x) or abbreviates(x, w))}
+        # ("waterings" -> watering -> water: a plural gerund is stemmed once, the rounds' "watering" fully)
+        forms = {w: {w, stem(w), w[:-1] if len(w) > 2 and w.endswith("s") else w}
+                 | {x for x in vocab if len(w) >= 3 and len(x) >= 3 and (abbreviates(w, x) or abbreviates(x, w))}
                  for w in want}
         need = len(want) if len(want) <= 3 else -(-2 * len(want) // 3)  # every word of a short phrase, else 2/3
         hit = sum(1 for r in rows if forms[head] & r and sum(1 for w in want if forms[w] & r) >= need)

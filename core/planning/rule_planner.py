@@ -22,8 +22,8 @@ import numpy as np
 
 from ..config import Config
 from .columns import (
-    ROWS_ABOUT_MIN, SCAFFOLD, ColumnChoice, rows_about, abbreviates, asked_units, description_words, convert, match_categories, match_columns, name_tokens,
-    question_words, record_noun, table_words, unit_dimension, unit_info, unit_tokens,
+    SCAFFOLD, ColumnChoice, rows_about, rows_tables, abbreviates, asked_units, description_words, convert, match_categories, match_columns, name_tokens,
+    phrase_words, question_words, record_noun, table_words, unit_dimension, unit_info, unit_tokens,
 )
 from .context import PlanningContext
 from .intent import _FIRST, _LATEST, Analysis, Condition, analyze
@@ -393,7 +393,36 @@ class RulePlanner:
 
     def _tables_of_rows(self, phrase: str | None, tables: list[TableMeta]) -> set[str]:
         """Tables whose rows are the records `phrase` names, by the words of their rounds."""
-        return {t for t, share in self._rows_about(phrase, tables).items() if share >= ROWS_ABOUT_MIN}
+        return rows_tables(self._rows_about(phrase, tables))
+
+    def _column_of_rows(self, a: Analysis, numeric: list[ColumnChoice], tables: list[TableMeta]) -> ColumnChoice | None:
+        """When no column's name supports the question but its words name one table's rows ("how much honey"
+        beside a table harvest_log whose rounds say "honey harvest"): that table's quantity. Among its
+        candidate columns: for "how much" an amount (mass, volume, money), then one named like the table
+        (feed_log.feed), then the match order. None when the words name no single table."""
+        found = self._tables_of_rows(a.records or a.target_text, tables)
+        if not found:
+            # the target phrase carries verbs the rounds need not use ("how much did my grocery runs come
+            # to"): its words one by one, when more than half of them are named, all by one table's rounds
+            per_word = [self._tables_of_rows(w, tables) for w in phrase_words(a.target_text or "")]
+            named = [f for f in per_word if f]
+            found = set.intersection(*named) if 2 * len(named) > len(per_word) and all(
+                len(f) == 1 for f in named) else set()
+        if len(found) != 1:
+            return None
+        (table,) = found
+        cands = [c for c in numeric if c.table == table]
+        if not cands:
+            return None
+        tw = set(table_words(table))
+        much = bool(re.search(r"\bhow\s+much\b", a.question.lower()))
+
+        def rank(k_c):
+            k, c = k_c
+            named = bool(set(tokens(c.column)) & tw)
+            amount = c.dimension in ("mass", "volume", "currency") if much else False
+            return (not amount, not named, k)
+        return min(enumerate(cands), key=rank)[1]
 
     @staticmethod
     def _counted_phrase(a: Analysis) -> str | None:
@@ -450,6 +479,7 @@ class RulePlanner:
         best_key, table = None, None
         # the rows the question counts may be named only in their rounds ("bakes" in a table temp_log)
         about = self._rows_about(self._counted_phrase(a), tables)
+        of_rows = rows_tables(about)
         for t in tables:
             tw = set(table_words(t.table_name))
             words_t = tw | set(description_words(t.description)) | {
@@ -459,7 +489,7 @@ class RulePlanner:
                 return w in pool or any(abbreviates(w, x) or abbreviates(x, w) for x in pool)
             share = about.get(t.table_name, 0.0)
             lex = sum(1 for w in qt if hit(w, words_t)) + (3 if noun and hit(noun, tw) else 0) + (
-                4 if share >= ROWS_ABOUT_MIN else 0)
+                4 if t.table_name in of_rows else 0)
             key = (lex, share, prior.get(t.table_name, 0.0))
             if lex > 0 and (best_key is None or key > best_key):
                 best_key, table = key, t.table_name
@@ -532,8 +562,15 @@ class RulePlanner:
             notes.append(f"{inside.table} holds the {a.records} (by its rounds): {inside.column} before "
                          f"{best.table}.{best.column}")
             best = inside
+        if best is None and numeric:
+            of_rows = self._column_of_rows(a, numeric, tables)
+            if of_rows is not None:
+                notes.append(f"no column is named by the question; the rounds of {of_rows.table} name its rows: "
+                             f"{of_rows.column}")
+                best = replace(of_rows, supported=True)
         if kind in ("aggregate", "extreme", "value", "value_sum", "latest", "first") and \
-                (best is None or best.overlap == 0) and not a.event:
+                (best is None or best.overlap == 0) and not a.event and not (
+                    best is not None and best.table in self._tables_of_rows(a.records or a.target_text, tables)):
             dim = self._asked_dimension(a)
             rare = self._rare_attributes(a, a.target_text, tables, dim)
             if rare:

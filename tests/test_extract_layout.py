@@ -83,3 +83,18 @@ def test_value_box_merged_by_ocr_with_a_trailing_word():
 def test_value_first_row_over_two_labels_holds_a_text_value():
     d = _ocr("Ledger\n1418.45 USD | Ann Lee\nInvoice total | Bill to\n12.9 hrs\nHours")
     assert d["invoice_total"].number == 1418.45 and d["bill"].raw_value == "Ann Lee"
+
+
+def test_a_text_and_a_number_merged_into_one_box_under_a_label_row():
+    # OCR read "Tank B" and "12" as one box: the row of labels says there are two cells
+    d = _ocr("Cellar App\nTank | Depth | Weight (KG) | Score\nTank B 12 | 40.5 | 3\nRef 26631168")
+    assert d["tank"].raw_value == "Tank B" and d["depth"].number == 12
+    assert d["weight"].number == 40.5 and d["score"].number == 3
+
+
+def test_two_values_merged_under_labels_merged_the_same_way():
+    d = _ocr("Quiz Board\nQs Pts\n23 6\nLatest")
+    assert d["qs"].number == 23 and d["pts"].number == 6
+    d = _ocr("Press Log\nNet (KG) Qt. | Moisture (pct)\n21.36 | 14 16.7\n2025-05-26")
+    assert d["net"].number == 21.36 and d["net"].unit == "kg"
+    assert d["qt"].number == 14 and d["moisture"].number == 16.7

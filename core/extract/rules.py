@@ -1570,7 +1570,9 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
     kv_table = sum(1 for r in rows if len(r) == 2 and r[0].is_label and r[1].is_value) >= 1
     for k, row in enumerate(rows):
         nxt = rows[k + 1] if k + 1 < len(rows) else []
-        header = len(nxt) == len(row) and all(c.is_value for c in nxt)
+        # (a row of labels over a row of values: also when OCR merged two values into one box, "21.36 | 14 16.7")
+        header = len(nxt) == len(row) and all(c.is_value or (len(c.values) >= 2 and not re.search(r"[A-Za-z]{2,}", c.text))
+                                              for c in nxt)
         if len(row) == 2 and row[0].is_label and text_cell(row[1]) and not header and (kv_table or labelish(row[0])) \
                 and not any(0 <= j < len(rows) and len(rows[j]) == 2 and grid_row(j) for j in (k - 1, k + 1)):
             pair_text(row[0], row[1])  # (not the caption row of a grid: "Air temp | Humidity" under values)
@@ -1597,14 +1599,34 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
                     out_row.append(_Cell(tail, t0, (), True, False))
         return out_row
 
-    def split_labels(labels: list[_Cell], n: int) -> list[_Cell]:
+    def split_leading(row: list[_Cell], n: int) -> list[_Cell]:
+        """A text and a value OCR merged into one box ("Hive C 10" under "Colony | Brood") split into a text
+        cell and a value cell, from the left, until the row has `n` cells."""
+        out_row: list[_Cell] = []
+        extra = n - len(row)
+        for c in row:
+            vs = c.values
+            if extra > 0 and len(vs) == 1 and not c.is_value and not vs[0].parts:
+                head = text[c.start:vs[0].start]
+                tail = text[vs[0].end:c.start + len(c.text)]
+                if re.fullmatch(r"[A-Za-z][A-Za-z .'&-]*\s+", head) and not tail.strip() and len(head.split()) <= 4:
+                    out_row.append(_Cell(head.strip(), c.start, (), False, False))
+                    out_row.append(_Cell(vs[0].raw, vs[0].start, (vs[0],), False, True))
+                    extra -= 1
+                    continue
+            out_row.append(c)
+        return out_row
+
+    def split_labels(labels: list[_Cell], n: int, words: bool = False) -> list[_Cell]:
         """Label cells OCR merged into one box, split into `n` labels at the ends of their units in
-        parentheses ("Chlorine (ppm) Acid (pH)"); unchanged when that does not give `n` labels, or in the
-        first row (a title: "Station Two" over "14 | 22")."""
+        parentheses ("Chlorine (ppm) Acid (pH)"), else, with `words` (OCR merged the values below as well:
+        "GP Won" over "23 6"), at the spaces between words when there are exactly as many; unchanged when
+        neither gives `n` labels ("Wind Gust" over "14 | 22" may be one label), or in the first row (a
+        title: "Station Two" over "14 | 22")."""
         need = n - len(labels)
         if labels and rows and labels[0].start < (rows[1][0].start if len(rows) > 1 else len(text)):
             return labels
-        for pattern in (r"(?<=\))\s+(?=\S)",):
+        for pattern in (r"(?<=\))\s+(?=\S)",) + ((r"(?<![(\[])\s+(?![^(]*\))(?=\S)",) if words else ()):
             cuts = [(c, m) for c in labels for m in re.finditer(pattern, c.text)]
             if len(cuts) == need:
                 out_row = []
@@ -1625,13 +1647,16 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
             top, bottom = (r1, r2)
             lrow, vrow = (top, bottom) if label_first else (bottom, top)
             labels = [c for c in lrow if c.is_label and c.start not in taken]
-            if labels and len(labels) == len(lrow) and len(vrow) < len(labels):
+            merged = any(len(c.values) >= 2 and not c.is_value for c in vrow)  # "14 16.7" under "Fr. | Moisture"
+            if labels and len(labels) == len(lrow) and (len(vrow) < len(labels) or merged):
                 vrow = split_values(vrow)
                 if len(vrow) < len(labels):
                     vrow = split_values(vrow, trailing_text=True)  # "320 12.5 EUR mystery"
+                if len(vrow) < len(labels):
+                    vrow = split_leading(vrow, len(labels))  # "Hive C 10" under "Colony | Brood"
             if labels and len(labels) == len(lrow) and all(c.is_value or text_cell(c) for c in vrow) \
                     and len(vrow) > len(labels):
-                labels = split_labels(labels, len(vrow))  # "Chlorine (ppm) Acid (pH) Water (°C)" over 3 values
+                labels = split_labels(labels, len(vrow), merged)  # "Chlorine (ppm) Acid (pH) Water (°C)" over 3 values
                 lrow = labels
             vals = [c for c in vrow if c.is_value and c.values[0].start not in used and c.start not in taken]
             # a text value shares a row with a number ("north | 12.4 mm" over "Wind dir | Rainfall")

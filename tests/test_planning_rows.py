@@ -219,3 +219,16 @@ def test_a_quantity_named_only_by_its_rows_is_the_tables_amount(engine):
     # words no table's rounds use still name nothing: retrieval, and a refusal here
     t = engine.ask("How much did my boat trips come to in total?")
     assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" for s in t.steps)
+    # the rounds name the records, but nothing names the quantity asked: no column of theirs stands in for it
+    t = engine.ask("What was the mean humidity across all my grocery runs?")
+    assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" for s in t.steps), t.plan.notes
+
+
+def test_a_condition_is_read_in_the_measured_rows_table(engine):
+    # "cost" names no column; of the € columns, the grocery runs' own (price) is the one their weight is filtered on
+    t = engine.ask("When the cost was over 20 €, what was my average weight?")
+    s = _step(t)
+    assert _call(s) == ("rate_log", "weight", "avg")
+    want = [r["weight"] for r in GROCERIES if r["price"] > 20]
+    assert s.value["n_rows"] == len(want) and s.value["value"] == pytest.approx(statistics.mean(want))
+    assert not any("ignored" in n for n in t.plan.notes)

@@ -400,11 +400,14 @@ class RulePlanner:
         beside a table harvest_log whose rounds say "honey harvest"): that table's quantity. Among its
         candidate columns: for "how much" an amount (mass, volume, money), then one named like the table
         (feed_log.feed), then the match order. None when the words name no single table."""
-        found = self._tables_of_rows(a.records or a.target_text, tables)
-        if not found:
+        # what is measured must be named by the rounds, not only the records ("mean hydration across my
+        # proof checks" names the proof checks, and nothing of the table says "hydration")
+        words = phrase_words(a.target_text or "")
+        found = self._tables_of_rows(a.target_text, tables) if words else self._tables_of_rows(a.records, tables)
+        if not found and words:
             # the target phrase carries verbs the rounds need not use ("how much did my grocery runs come
             # to"): its words one by one, when more than half of them are named, all by one table's rounds
-            per_word = [self._tables_of_rows(w, tables) for w in phrase_words(a.target_text or "")]
+            per_word = [self._tables_of_rows(w, tables) for w in words]
             named = [f for f in per_word if f]
             found = set.intersection(*named) if 2 * len(named) > len(per_word) and all(
                 len(f) == 1 for f in named) else set()
@@ -627,6 +630,15 @@ class RulePlanner:
                              f"cos {numeric[0].cos:.2f}, no shared word)")
             return Decision(a, choices=tuple(numeric[:5]), notes=tuple(notes))
         table, column = best.table, best.column
+        if a.conditions and (len(cond) < len(a.conditions) or any(t != table for t, _ in cond)):
+            # a condition read against every table may land on a like column elsewhere ("humidity over 56 %"
+            # on another table's moisture in %): the measured rows' own table decides when it holds a column
+            # for every condition (by the condition's unit or words), other than the one measured
+            own = self._condition_filters(a, [t for t in tables if t.table_name == table], prior)
+            if len(own) == len(a.conditions) and all(f["column"] != column for _, f in own):
+                notes.append("conditions read in " + table + ": " + ", ".join(
+                    f"{f['column']} {f['op']} {f['value']}" for _, f in own))
+                cond = own
         filters = tuple(f for t, f in cond + cat_filters if t == table)
         dropped = [f for t, f in cond + cat_filters if t != table]
         if dropped:

@@ -69,6 +69,7 @@ from .protocols import TextEncoder
 
 W_NAME, W_UNIT, W_RANGE, W_COMPANIONS, W_TEXT = 0.5, 0.15, 0.1, 0.15, 0.1
 MIN_NAME = 0.5  # a merge needs at least this much name evidence: structure alone never merges
+FEW_VALUES = 3  # a field with fewer values than this has no range to judge a new value by, only its size
 COMPANION_SHARE = 0.25  # a field g is f's usual companion when it was in >= 25% of f's rounds
 SLOT_SHARE = 0.5  # a field is a place to fill beside p when it was in >= half of p's rounds
 SENSE_MARK = "~"  # "duration~2": the field "duration" of a second kind of record (its column is "duration")
@@ -85,6 +86,11 @@ def _singular(word: str) -> str:
     if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
         return word[:-1]
     return word
+
+
+def _base(word: str) -> str:
+    """A word's singular, or the lemma of an irregular past form ("won" -> win, "ran" -> run)."""
+    return _lex().irregular_verbs.get(word, _singular(word))
 
 
 def words_of(name: str) -> list[str]:
@@ -190,6 +196,8 @@ def _name_evidence_words(wa: list[str], wb: list[str]) -> tuple[float, str]:
         return 0.0, ""
     if [_singular(w) for w in wa] == [_singular(w) for w in wb]:
         return 1.0, "same words"
+    if [_base(w) for w in wa] == [_base(w) for w in wb]:
+        return 0.8, "the same words in another form"  # "won" / "wins": a verb's past and its noun
     short, long = (wa, wb) if len(wa) < len(wb) or (len(wa) == len(wb) and len("".join(wa)) <= len("".join(wb))) \
         else (wb, wa)
     if len(short) == 1 and len(long) >= 2 and short[0] == "".join(w[0] for w in long):
@@ -757,6 +765,9 @@ def _compatible(o: Observation, f: _Field, dim: str | None) -> bool:
     if o.value_kind == "number" and o.number is not None and f.vmin is not None and f.vmax is not None:
         lo, hi, x = f.vmin, f.vmax, o.number
         w = 0.5 * (hi - lo) + 0.1 * max(abs(lo), abs(hi)) + 1e-9
+        if f.n < FEW_VALUES:
+            # a field seen once or twice has no range yet ("23 games" then "20 games"): within half its size
+            w = max(w, 0.5 * max(abs(lo), abs(hi)))
         if not (lo - w <= x <= hi + w):
             return False
         if lo > 0 and not (lo / 2 <= x <= 2 * hi):  # a price per litre is no total of 26-85

@@ -495,3 +495,21 @@ def test_a_lone_value_nobody_labelled_is_no_record_of_a_field_with_company(store
     assert al.align(5, [lone])[0].attribute == "pay_amount"
     # the same label written out beside its record's company joins
     assert al.align(6, [num("payment", 310, "USD"), num("late", 3)])[0].attribute == "payment"
+
+
+def test_a_verbs_past_and_its_noun_are_one_name():
+    assert name_evidence("kept", "keeps") == (0.8, "the same words in another form")
+    assert name_evidence("sold", "sells")[0] == 0.8
+    assert name_evidence("kept", "price")[0] == 0.0
+
+
+def test_a_field_seen_once_has_no_range_to_refuse_a_second_devices_value(store, embedder):
+    # one screenshot ("PC 23 | Kept 6"), then the same record typed out with full labels and other values
+    al = FieldAligner(store.con, DEFAULT)
+    al.align(1, [num("pc", 23), num("kept", 6)])
+    out = al.align(2, [num("pages_copied", 20), num("keeps", 9)])
+    assert [o.attribute for o in out] == ["pc", "kept"]
+    # a value far off the single one seen (ten times it) still stays apart
+    al2 = FieldAligner(store.con.cursor(), DEFAULT)
+    al2.align(1, [num("pc", 23), num("kept", 6)])
+    assert [o.attribute for o in al2.align(2, [num("pages_copied", 230), num("keeps", 60)])] == ["pages_copied", "keeps"]

@@ -215,6 +215,14 @@ def test_distractors_produce_no_records(text):
     assert ex(text) == []
 
 
+def test_a_year_like_reading_with_its_label_after_it_in_a_line_of_readings():
+    # "1946 ELO" beside another reading is a rating, not a year; alone, or after "in", it stays a year
+    got = by_attr(ex("Day 24 — 31 cleared, 1946 ELO"))
+    assert got["elo"].number == 1946 and got["cleared"].number == 31
+    assert all(o.number != 2019 for o in ex("Bought it in 2019, 300 of them."))
+    assert all(o.number != 2021 for o in ex("The 2021 vintage was lovely."))
+
+
 # --------------------------------------------------------------------------- normalization
 
 

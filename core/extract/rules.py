@@ -832,7 +832,10 @@ def _from_value(text: str, v: Value, values: list[Value], structured: bool, desc
         return []
     if v.kind == "number" and v.unit is None and not v.parts and _is_year(v):
         yl = left_label(text, v, values, structured=structured)
-        if not yl.strong or re.search(r"\b(?:in|since|from|of|by|until|year|born)\W*$", text[:v.start], re.I):
+        # "..., 1946 PR" in a line of readings: a short label after the value, beside other values
+        rl = right_label(text, v) if not structured and len([x for x in values if x.kind == "number"]) >= 2 else ""
+        if (not yl.strong and not (rl and len(rl.split()) <= 2)) or re.search(
+                r"\b(?:in|since|from|of|by|until|year|born)\W*$", text[:v.start], re.I):
             return []  # "We moved here in 2019": a year; "measured the PR at 2048" is a reading
     if v.kind == "number" and re.match(r"\s*:(?!\d)|\s+[—–]\s", text[v.end:]) and not v.parts and v.unit is None:
         return []  # a heading number: "Round 3: ...", "Day 12 — ..."

@@ -216,6 +216,9 @@ def test_a_quantity_named_only_by_its_rows_is_the_tables_amount(engine):
     table, column, op = _call(s)
     assert (table, op) == ("rate_log", "sum") and column in ("price", "weight")  # an amount, never the rate
     assert s.value["value"] == pytest.approx(sum(r[column] for r in GROCERIES))
+    # an adjective of measure picks the column of its dimension (not rate_log's namesake "rate")
+    s = _step(engine.ask("How heavy were my grocery runs in total?"))
+    assert _call(s) == ("rate_log", "weight", "sum")
     # words no table's rounds use still name nothing: retrieval, and a refusal here
     t = engine.ask("How much did my boat trips come to in total?")
     assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" for s in t.steps)

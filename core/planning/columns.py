@@ -384,6 +384,15 @@ _NOUN_TIME = re.compile(r"\b(?!(?:what|which|the|a|first|last|each|every|any|som
                         r"most|many|how|of|at|in|on|my|our|your|every|spare|free|real|long|short)\b)[a-z]{3,}\s+time\b")
 
 
+def implied_dimension(text: str) -> str | None:
+    """The dimension a question's words imply without naming a unit: a noun before "time" ("bake
+    time") a duration, else its first adjective of measure ("how heavy": mass); None otherwise."""
+    low = text.lower()
+    if _NOUN_TIME.search(low):
+        return "duration"
+    return next((MEASURE_ADJECTIVES[w] for w in re.findall(r"[a-z]+", low) if MEASURE_ADJECTIVES.get(w)), None)
+
+
 _PARTICLES = frozenset("up down out off over back in on at to by of for from with than and or per across among "
                        "during since after before between through within into throughout about around under "
                        "above below like versus vs when while where".split())

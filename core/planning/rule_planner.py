@@ -22,7 +22,7 @@ import numpy as np
 
 from ..config import Config
 from .columns import (
-    SCAFFOLD, ColumnChoice, rows_about, rows_tables, abbreviates, asked_units, description_words, convert, match_categories, match_columns, name_tokens,
+    SCAFFOLD, ColumnChoice, rows_about, rows_tables, abbreviates, implied_dimension, asked_units, description_words, convert, match_categories, match_columns, name_tokens,
     phrase_words, question_words, record_noun, table_words, unit_dimension, unit_info, unit_tokens,
 )
 from .context import PlanningContext
@@ -398,8 +398,9 @@ class RulePlanner:
     def _column_of_rows(self, a: Analysis, numeric: list[ColumnChoice], tables: list[TableMeta]) -> ColumnChoice | None:
         """When no column's name supports the question but its words name one table's rows ("how much honey"
         beside a table harvest_log whose rounds say "honey harvest"): that table's quantity. Among its
-        candidate columns: for "how much" an amount (mass, volume, money), then one named like the table
-        (feed_log.feed), then the match order. None when the words name no single table."""
+        candidate columns: for "how much" an amount (mass, volume, money), then one of the dimension the
+        words imply ("bake time": a duration), then the one named like the table (feed_log.feed: the
+        field the table is named after), then the match order. None when the words name no single table."""
         # what is measured must be named by the rounds, not only the records ("mean hydration across my
         # proof checks" names the proof checks, and nothing of the table says "hydration")
         words = phrase_words(a.target_text or "")
@@ -417,14 +418,16 @@ class RulePlanner:
         cands = [c for c in numeric if c.table == table]
         if not cands:
             return None
+        low = a.question.lower()
+        much = bool(re.search(r"\bhow\s+much\b", low))
+        implied = implied_dimension(low)  # "bake time": a duration
         tw = set(table_words(table))
-        much = bool(re.search(r"\bhow\s+much\b", a.question.lower()))
 
         def rank(k_c):
             k, c = k_c
-            named = bool(set(tokens(c.column)) & tw)
             amount = c.dimension in ("mass", "volume", "currency") if much else False
-            return (not amount, not named, k)
+            named = bool(set(tokens(c.column)) & tw)  # the field the table is named after: its main quantity
+            return (not amount, not (implied and c.dimension == implied), not named, k)
         return min(enumerate(cands), key=rank)[1]
 
     @staticmethod

@@ -235,3 +235,20 @@ def test_a_condition_is_read_in_the_measured_rows_table(engine):
     want = [r["weight"] for r in GROCERIES if r["price"] > 20]
     assert s.value["n_rows"] == len(want) and s.value["value"] == pytest.approx(statistics.mean(want))
     assert not any("ignored" in n for n in t.plan.notes)
+
+
+def test_a_column_named_by_the_initials_of_the_question_words():
+    import numpy as np
+
+    from conftest import HashEmbedder
+    from core.planning.columns import initials, match_columns
+    from core.planning.metadata import ColumnMeta, TableMeta
+
+    assert initials("my resting heart rate") == {"rh": False, "hr": True, "rhr": True}
+    emb = HashEmbedder()
+    tables = [TableMeta("pulse_log", "One row per pulse record: rhr, steps.",
+                        (ColumnMeta("rhr", "DOUBLE"), ColumnMeta("steps", "DOUBLE")), 9),
+              TableMeta("walk_log", "One row per walk record: distance (km).", (ColumnMeta("distance", "DOUBLE", "km"),), 5)]
+    ranked = match_columns("average resting heart rate", tables, lambda xs: np.asarray(emb.encode(xs)),
+                           lambda q: np.asarray(emb.encode([q])[0]), DEFAULT.lambda_meta)
+    assert (ranked[0].table, ranked[0].column) == ("pulse_log", "rhr") and ranked[0].supported

@@ -501,15 +501,30 @@ def rows_about(phrase: str, tables: Sequence[TableMeta],
     return out
 
 
+def initials(text: str) -> dict[str, bool]:
+    """The initials of every two or three consecutive content words of a phrase ("puzzle rating" -> "pr"),
+    each with whether its words end the phrase (then they name its head)."""
+    content = [w for w in re.findall(r"[a-z]+", text.lower()) if w not in STOP and w not in SCAFFOLD]
+    out: dict[str, bool] = {}
+    for n in (2, 3):
+        for k in range(len(content) - n + 1):
+            ini = "".join(w[0] for w in content[k:k + n])
+            out[ini] = out.get(ini, False) or k + n == len(content)
+    return out
+
+
 def query_tokens(text: str, vocab: Sequence[str]) -> list[str]:
     """The phrase's content tokens (and their lemmas), plus the vocabulary words they abbreviate or are
-    abbreviations of."""
+    abbreviations of, and vocabulary words that are the initials of two or three of its words in a row."""
     qt = [t for t in tokens(text) if t not in SCAFFOLD]
     qt += [t for t in lemmas(text) if t not in qt]
     if _NOUN_TIME.search(text.lower()):
         qt += ["time", "duration"]  # "drive time", "proof time": a duration named by its noun
     out = list(qt)
     vset = set(vocab)
+    # a name written as the initials of the question's words ("PR" for "puzzle rating", "BP" for "blood
+    # pressure"): two or three consecutive content words
+    out += [ini for ini in initials(text) if ini in vset]
     for t in set(qt):
         for w in vocab:
             if w == t:
@@ -583,6 +598,7 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
             # question names); otherwise a duration ("the longest game", "how long did I study")
             implied = "distance"
     out = []
+    inits = initials(text)
     loose_only: set[int] = set()  # positions in `out` supported only by the looser cosine
     for i, (t, c) in enumerate(cands):
         cdim = unit_dimension(c.unit)
@@ -611,6 +627,10 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
                     w for w in orig if w not in _PARTICLES and w not in _FUNCTION_WORDS]:
                 whole_generic = True
                 score += 0.15
+        ini = next((inits[n] for n in [c.name] + list(c.aliases) if n.lower() in inits), None)
+        if ini is not None:
+            # the column's whole name is the initials of words of the phrase ("pr": "puzzle rating")
+            score += 0.2 + (0.15 if ini else 0.0)
         if head and head in own[i]:
             score += 0.15  # the phrase's last word (its head) names the quantity
         if dim_hit:

@@ -252,3 +252,13 @@ def test_a_column_named_by_the_initials_of_the_question_words():
     ranked = match_columns("average resting heart rate", tables, lambda xs: np.asarray(emb.encode(xs)),
                            lambda q: np.asarray(emb.encode([q])[0]), DEFAULT.lambda_meta)
     assert (ranked[0].table, ranked[0].column) == ("pulse_log", "rhr") and ranked[0].supported
+
+
+def test_a_modifier_the_memory_never_mentions_is_not_computed(engine):
+    # "kayak" is in no round, table or column: the fee column is some other fee
+    t = engine.ask("What was my average kayak fee?")
+    assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" for s in t.steps)
+    assert any("kayak" in n for n in t.plan.notes)
+    # a modifier the rounds use is computed as before ("Late fee" is written in every loan round)
+    s = _step(engine.ask("What was my average late fee?"))
+    assert _call(s) == ("fee_log", "fee", "avg")

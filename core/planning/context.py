@@ -11,6 +11,7 @@ per text; the catalog is reloaded when the tables change.
 from __future__ import annotations
 
 import hashlib
+import re
 import threading
 from dataclasses import dataclass
 
@@ -161,6 +162,32 @@ class ContextBuilder:
             out.append(frozenset(text_words(" ".join(lines) + " " + str(captions or ""))))
         cache[1][table] = tuple(out)
         return cache[1][table]
+
+    def mentions(self, word: str) -> bool:
+        """Whether any round (what was said, its images' captions and OCR text) holds a word starting with
+        `word` (a lower-case token or stem: "checker" finds "Checkers"); cached per word until the rounds
+        change. True when the store cannot tell (no rounds table): no question is refused on that."""
+        w = re.sub(r"[^a-z0-9]", "", word.lower())
+        if not w:
+            return True
+        cur = self.con.cursor()
+        try:
+            key = cur.execute("SELECT count(*), max(round_order) FROM rounds").fetchone()
+            cache = getattr(self, "_mentions", None)
+            if cache is None or cache[0] != key:
+                cache = self._mentions = (key, {})
+            if w not in cache[1]:
+                pattern = r"(^|[^a-z0-9])" + w
+                hit = cur.execute(
+                    "SELECT EXISTS (SELECT 1 FROM rounds WHERE regexp_matches(lower(text), ?)) OR EXISTS ("
+                    "SELECT 1 FROM images WHERE regexp_matches(lower(coalesce(caption, '') || ' ' || "
+                    "coalesce(ocr_text, '')), ?))", [pattern, pattern]).fetchone()[0]
+                cache[1][w] = bool(hit)
+            return cache[1][w]
+        except duckdb.Error:
+            return True
+        finally:
+            cur.close()
 
     def round_observations(self, round_ids: list[str]) -> list[tuple]:
         """(round_id, attribute, label, number, unit, time) of the numeric observations of these rounds."""

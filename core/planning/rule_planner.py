@@ -22,7 +22,7 @@ import numpy as np
 
 from ..config import Config
 from .columns import (
-    SCAFFOLD, ColumnChoice, rows_about, rows_tables, abbreviates, implied_dimension, asked_units, description_words, convert, match_categories, match_columns, name_tokens,
+    MEASURE_ADJECTIVES, SCAFFOLD, ColumnChoice, rows_about, rows_tables, abbreviates, implied_dimension, asked_units, description_words, convert, match_categories, match_columns, name_tokens,
     phrase_words, question_words, record_noun, table_words, unit_dimension, unit_info, unit_tokens,
 )
 from .context import PlanningContext
@@ -33,6 +33,13 @@ from .shape import strip_instructions
 from .tools import ANALYTIC_TOOLS, ToolResult
 from .trace import Plan, PlanStep
 
+# English adjectives that say how a question asks ("my most common activity", "my usual bedtime"), not
+# what it is about: never a missing modifier
+ASKING_ADJECTIVES = frozenset(stem(w) for w in (
+    "common commonest frequent usual typical normal regular overall whole entire general daily weekly monthly "
+    "yearly nightly new newest old oldest recent previous next own best worst biggest smallest largest "
+    "greatest top bottom single individual particular specific exact actual current final initial latest "
+    "earliest last first second third average median mean highest lowest maximum minimum").split())
 EVENT_MIN_OVERLAP = 0.34  # share of the event clause's words an located event must contain ...
 EVENT_MIN_SCORE = 0.55  # ... unless its relevance is at least this
 
@@ -255,6 +262,17 @@ class RulePlanner:
                             "target_text": a.target_text if a2.kind == "aggregate" else a2.target_text})
         d = self._decide(a, tables, context) if tables and a.kind != "retrieval" else Decision(
             a, notes=("no analytic tables available",) if not tables else ())
+        if d.tool:
+            # (a condition's words are read by the condition: "when the cost was over 20 €")
+            target = a.target_text or ""
+            for c in a.conditions:
+                target = target.replace(c.context, " ")
+            unknown = self._unknown_modifier(target, tables, d)
+            if unknown:
+                # "my average checkers rating" in a memory that never mentions checkers: the rating column
+                # is some other rating; retrieval reads what there is (and the answer refuses without it)
+                d = Decision(a, notes=d.notes + (f"nothing in the memory mentions {unknown!r}: no table is "
+                                                 f"computed for it",), retrieval="semantic", choices=d.choices)
         steps: list[PlanStep] = []
         if a.event and "EventLocate" in tools and (d.tool or a.kind != "when"):
             steps.append(PlanStep(f"locate when: {a.event.text}", "EventLocate"))
@@ -394,6 +412,45 @@ class RulePlanner:
     def _tables_of_rows(self, phrase: str | None, tables: list[TableMeta]) -> set[str]:
         """Tables whose rows are the records `phrase` names, by the words of their rounds."""
         return rows_tables(self._rows_about(phrase, tables))
+
+    def _unknown_modifier(self, text: str | None, tables: list[TableMeta], d: Decision) -> str | None:
+        """A word of the target phrase right before a word that names what the decision computes (its
+        column, or for a count its table: "checkers" of "checkers rating") that nothing in the memory
+        holds: no table, column or alias names it (abbreviations count) and no round mentions it. None when
+        every such word is known, or without the rounds."""
+        if self.builder is None or not hasattr(self.builder, "mentions"):
+            return None
+        chosen = next((t for t in tables if t.table_name == d.table), None)
+        if chosen is None:
+            return None
+        cols = [c for c in chosen.attribute_columns() if d.column in (None, "*") or c.name == d.column]
+        computed = {w for c in cols for w in name_tokens(c)} | (
+            set(table_words(chosen.table_name)) if d.column in (None, "*") else set())
+        # adjacent words of the phrase only ("checkers rating"; not "pulse ... during workouts")
+        raw = re.findall(r"[a-z0-9]+", (text or "").lower())
+        pairs = [(a, b) for a, b in zip(raw, raw[1:]) if phrase_words(a) and phrase_words(b)]
+        seq = phrase_words(text or "")
+        meta: set[str] = set()
+        for t in tables:
+            meta |= set(table_words(t.table_name)) | set(description_words(t.description))
+            for c in t.attribute_columns():
+                meta |= name_tokens(c) | {w for v in c.categories for w in tokens(str(v))}
+
+        def known(w: str) -> bool:
+            return w in meta or any(abbreviates(w, x) or abbreviates(x, w) for x in meta if len(x) >= 2) \
+                or self.builder.mentions(w)
+        for a_raw, b_raw in pairs:
+            w, nxt = phrase_words(a_raw)[0], phrase_words(b_raw)[0]
+            k = seq.index(w) if w in seq else 0
+            # (words whose initials name a column are known: "puzzle rating" for "pr")
+            ini = {"".join(x[0] for x in seq[j:j + n]) for n in (2, 3) for j in range(max(0, k - n + 1), k + 1)
+                   if j + n <= len(seq)}
+            if len(w) >= 3 and not w.isdigit() and w not in MEASURE_ADJECTIVES and w not in ASKING_ADJECTIVES \
+                    and unit_info(w) is None and unit_info(w + "s") is None and not ini & meta \
+                    and not known(w) and (nxt in computed or any(abbreviates(nxt, x) or abbreviates(x, nxt)
+                                                                 for x in computed)):
+                return w
+        return None
 
     def _column_of_rows(self, a: Analysis, numeric: list[ColumnChoice], tables: list[TableMeta]) -> ColumnChoice | None:
         """When no column's name supports the question but its words name one table's rows ("how much honey"

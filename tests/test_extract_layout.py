@@ -98,3 +98,11 @@ def test_two_values_merged_under_labels_merged_the_same_way():
     d = _ocr("Press Log\nNet (KG) Qt. | Moisture (pct)\n21.36 | 14 16.7\n2025-05-26")
     assert d["net"].number == 21.36 and d["net"].unit == "kg"
     assert d["qt"].number == 14 and d["moisture"].number == 16.7
+
+
+def test_values_over_labels_are_not_read_down_into_a_text_and_number_line():
+    # "Batch 7" / "Order #…" under the label row is no row of values: the values are the row above
+    for tail in ("Batch 7", "Order #31067346"):
+        d = _ocr(f"Cellar Desk\n4 kg | 3.2 L\nYEAST | WATER\n{tail}\n2025-06-21")
+        assert d["yeast"].number == 4 and d["yeast"].unit == "kg"
+        assert d["water"].number == 3.2 and d["water"].unit == "L"

@@ -1602,6 +1602,8 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
                     out_row.append(_Cell(tail, t0, (), True, False))
         return out_row
 
+    leading_split: set[int] = set()  # ids of the cells split_leading made (a reading that needs them is weaker)
+
     def split_leading(row: list[_Cell], n: int) -> list[_Cell]:
         """A text and a value OCR merged into one box ("Hive C 10" under "Colony | Brood") split into a text
         cell and a value cell, from the left, until the row has `n` cells."""
@@ -1609,12 +1611,15 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
         extra = n - len(row)
         for c in row:
             vs = c.values
-            if extra > 0 and len(vs) == 1 and not c.is_value and not vs[0].parts:
+            # (never a code after the word that announces it: "Order #31067346" is one cell)
+            if extra > 0 and len(vs) == 1 and not c.is_value and not vs[0].parts and not vs[0].ident \
+                    and not _identifier_label(text[c.start:vs[0].start]):
                 head = text[c.start:vs[0].start]
                 tail = text[vs[0].end:c.start + len(c.text)]
                 if re.fullmatch(r"[A-Za-z][A-Za-z .'&-]*\s+", head) and not tail.strip() and len(head.split()) <= 4:
-                    out_row.append(_Cell(head.strip(), c.start, (), False, False))
-                    out_row.append(_Cell(vs[0].raw, vs[0].start, (vs[0],), False, True))
+                    pieces = (_Cell(head.strip(), c.start, (), False, False), _Cell(vs[0].raw, vs[0].start, (vs[0],), False, True))
+                    leading_split.update(id(x) for x in pieces)
+                    out_row.extend(pieces)
                     extra -= 1
                     continue
             out_row.append(c)
@@ -1689,9 +1694,11 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
     # "value above label" cards, where the last row is a label that only the value-above reading consumes
     last = rows[-1][-1].start if rows else -1
     da, db = dangling(above), dangling(below)
-    prefer_below = len(below) > len(above) or (len(below) == len(above) and (db < da or db == da and (
-        any(lc.start == last for lc, _ in below)
-        and not any(lc.start == last or vc.start == last for lc, vc in above))))
+    # (of two readings pairing as many cells, the one that needs no text split off a value)
+    sa, sb = (sum(1 for _, vc in r if id(vc) in leading_split) for r in (above, below))
+    prefer_below = len(below) > len(above) or (len(below) == len(above) and (sb < sa or sb == sa and (
+        db < da or db == da and (any(lc.start == last for lc, _ in below)
+                                 and not any(lc.start == last or vc.start == last for lc, vc in above)))))
     for lc, vc in (below if prefer_below else above):
         pair(lc, vc)
     # "OPP.\nAurelie", "Variation:\nNajdorf": a label line over a text line in one column

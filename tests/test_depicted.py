@@ -118,9 +118,35 @@ def test_engine_reads_the_named_day_even_when_its_rounds_score_low(tmp_path):
               DEFAULT)
         eng = make_engine(store, DEFAULT, text_encoder=HashEmbedder(), image_encoder=FakeImageEncoder())
         eng.rule_answerer.round_images = lambda rounds: round_images(store.con, rounds)
+        from core.planning.images import images_between
+
+        assert [i.image_id for i in images_between(store.con, date(2025, 4, 18), date(2025, 4, 18))] == ["S107:R2:I1"]
+        assert images_between(store.con, date(2025, 4, 19), date(2025, 4, 30)) == []
         t = eng.ask("Describe the picture I sent on April 18, 2025.")
         assert t.answer.text == "A ladybird on a basil leaf.", t.answer
         assert "S107:R2" in t.answer.rounds
         # a day with no picture at all is not answered with another day's picture
         other = eng.ask("Describe the picture I sent on April 19, 2025.")
         assert "ladybird" not in other.answer.text
+
+
+def test_the_days_pictures_are_read_even_when_retrieval_ranked_other_rounds():
+    # the evidence holds only the day's screenshot; the photo of that day comes from the period reader
+    shot = RoundImage("S1:R2", "S1:R2:I1", "The kiln app.", "Kiln Log\nPeak 1222 C\nRamp 150/h\nCone 6 hold",
+                      "user: Screenshot of my kiln log.", "2025-05-02 10:05:00")
+    photo = RoundImage("S1:R5", "S1:R5:I1", "A green bowl on a shelf.", "", "user: Look at this!", "2025-05-02 16:00:00")
+    units = (_unit(0, "user: Screenshot of my kiln log.\nImage: The kiln app.", ("S1:R2",), "2025-05-02"),)
+    steps = [StepRecord(0, "retrieve", "SemanticMatch", {}, "ok", "rules", units=units)]
+    seen = []
+
+    def period(start, end):
+        seen.append((start, end))
+        return [shot, photo]
+    ans = RuleAnswerer(HashEmbedder(), round_images=lambda rounds: [i for i in (shot, photo) if i.round_id in rounds],
+                       period_images=period)
+    a = ans.answer("What was in my photo from May 2, 2025?", steps, now=date(2025, 6, 1))
+    assert a.text == "A green bowl on a shelf." and a.rounds == ("S1:R5",)
+    assert seen == [(date(2025, 5, 2), date(2025, 5, 2))]
+    # without the period reader only the evidence's screenshot is there: no photo of that day to describe
+    plain = RuleAnswerer(HashEmbedder(), round_images=lambda rounds: [i for i in (shot, photo) if i.round_id in rounds])
+    assert plain.answer("What was in my photo from May 2, 2025?", steps, now=date(2025, 6, 1)).text != "A green bowl on a shelf."

@@ -25,6 +25,7 @@ import numpy as np
 
 from .. import prompts
 from ..errors import LLMError
+from ..model import EvidenceUnit
 from ..protocols import LLM, TextEncoder
 from .dates import _DATE_RE, fmt_day, parse_date
 from .intent import analyze
@@ -448,7 +449,8 @@ class _Shaper:
 
     def described(self, sh: Shape, steps: Sequence[StepRecord], now, people: Sequence[str] = ()) -> Answer | None:
         """What the picture the question asks about showed: its caption (core.planning.depicted), within
-        the question's time range when it names one. None without images or a way to read them."""
+        the question's time range when it names one — among the evidence rounds' images and, with
+        `period_images`, every image of those days. None without images or a way to read them."""
         if self.round_images is None:
             return None
         units = _units_in_order(steps)
@@ -460,6 +462,16 @@ class _Shaper:
         except Exception:  # noqa: BLE001 - a broken image reader must not lose the answer
             return None
         tr = analyze(sh.question, now or date.today()).time_range
+        if tr is not None and self.period_images is not None:
+            try:
+                extra = [i for i in self.period_images(tr.start, tr.end) if i.round_id not in rounds]
+            except Exception:  # noqa: BLE001 - a broken image reader must not lose the answer
+                extra = []
+            if extra:
+                # the day's pictures retrieval did not rank: units of their own, after the evidence
+                units = list(units) + [EvidenceUnit(f"ev:{i.round_id}", "event", i.said, (i.round_id,), 0.0, i.time)
+                                       for i in {x.round_id: x for x in extra}.values()]
+                imgs = list(imgs) + extra
         drop = frozenset(QUESTION_WORDS) | frozenset(t for p in people for t in toks(p))
         return describe(sh.question, units, imgs, tr, self.encoder, drop)
 
@@ -522,8 +534,11 @@ class RuleAnswerer(_Shaper):
     name = "rules"
 
     def __init__(self, encoder: TextEncoder, round_images: Callable[[Sequence[str]], Sequence] | None = None,
-                 people: Sequence[str] = ()):
+                 people: Sequence[str] = (), period_images: Callable | None = None):
         self.encoder = encoder
+        # (start, end) dates -> the images of those days' rounds (images.images_between): a question about
+        # "my photo from 5 May" reads that day's pictures even when retrieval ranked other rounds first
+        self.period_images = period_images
         # rounds -> their images (core.planning.images.RoundImage: round_id, image_id, caption, ocr_text);
         # the engine passes functools.partial(images.round_images, con). None: answers cannot name images.
         self.round_images = round_images

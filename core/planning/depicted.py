@@ -6,8 +6,9 @@ on July 8", "What did the screenshot I shared last week show?".
 not what the question's own picture shows: core.planning.pictured).
 
 `describe(question, units, images, time_range, encoder)` picks the picture and answers with its caption
-(or, for an image without one, its OCR text): among the images of the evidence rounds, those inside the
-question's time range when it names one, the one whose round is said to hold the kind of picture asked
+(or, for an image without one, its OCR text): among the images of the evidence rounds (the answerer adds
+every image of the named days, core.planning.images.images_between), those inside the question's time
+range when it names one, the one whose round is said to hold the kind of picture asked
 for ("photo" vs "screenshot": the round's own words, and how much text the image holds — a screenshot is
 mostly text, a photo little), whose caption matches the question's content words, and whose round the
 retrieval ranked first. None when no evidence round holds an image.
@@ -84,17 +85,19 @@ def content_words(question: str) -> set[str]:
 
 
 def _kind_score(kind: str | None, said: str, text: str) -> float:
-    """How well an image fits the asked kind: 1 when its round calls it that kind, 0 when it calls it the
-    other kind; otherwise how much text its OCR found decides (a screen is mostly text; a caption, written
-    by whoever described the image, says nothing of that)."""
+    """How well an image fits the asked kind: what its round calls it (that kind or the other) and how much
+    text its OCR found, half each; without a word for it in the round, the text alone decides (a screen is
+    mostly text; a caption, written by whoever described the image, says nothing of that)."""
     if kind is None:
         return 0.5
     words = set(re.findall(r"[a-z]+", said.lower()))
     screen, scene = bool(words & SCREEN_NOUNS), bool(words & SCENE_NOUNS)
-    if screen != scene:
-        return 1.0 if (kind == "screen") == screen else 0.0
     heavy = min(1.0, len(text.split()) / TEXT_HEAVY_WORDS)
-    return heavy if kind == "screen" else 1.0 - heavy
+    by_text = heavy if kind == "screen" else 1.0 - heavy
+    if screen != scene:
+        # what the round calls it and what the image holds, half each ("see picture" under a screen of text)
+        return 0.5 * (1.0 if (kind == "screen") == screen else 0.0) + 0.5 * by_text
+    return by_text
 
 
 def _day(value) -> date | None:

@@ -41,7 +41,7 @@ from .answer import LLMAnswerer, RuleAnswerer
 from .context import ContextBuilder, PlanningContext
 from .dates import TimeRange, find_time_range
 from .event_context import EventContext
-from .images import round_images
+from .images import images_between, round_images
 from .llm_planner import LLMPlanner
 from .retrieval import NodeTableRetrieval, RetrievalMemory, adapt
 from .rule_planner import Instantiation, RulePlanner, compose_answer
@@ -113,7 +113,8 @@ class QueryEngine:
                                  record_rounds=self._record_rounds)
         self._records: tuple[tuple, frozenset[str]] | None = None
         # image ids come from the store's images of the evidence rounds (a visual-search answer names them)
-        self.rule_answerer = RuleAnswerer(text_encoder, round_images=partial(round_images, con))
+        self.rule_answerer = RuleAnswerer(text_encoder, round_images=partial(round_images, con),
+                                          period_images=partial(images_between, con))
         self.mode = config.llm_mode if llm is not None else "rules"
         self.llm_answerer = LLMAnswerer(llm, self.rule_answerer, draft=self.mode == "guided",
                                         images=self.evidence_images, max_images=EVIDENCE_IMAGES) \

@@ -2,7 +2,7 @@
 
 `round_images(con, rounds)` reads the store's `images` table: one `RoundImage` (round, image id,
 caption, OCR text, and the round's own text and time) per image of the given rounds, in the order of
-`rounds` then by position.
+`rounds` then by position; `images_between(con, start, end)` those of the rounds of some days.
 The engine hands `functools.partial(round_images, con)` to RuleAnswerer(round_images=...).
 """
 from __future__ import annotations
@@ -47,4 +47,21 @@ def round_images(con: duckdb.DuckDBPyConnection, rounds: Sequence[str]) -> list[
     return [RoundImage(str(a), str(b), str(c), str(d), str(e), t) for a, b, c, d, e, t in rows]
 
 
-__all__ = ["RoundImage", "round_images"]
+def images_between(con: duckdb.DuckDBPyConnection, start, end, limit: int = 50) -> list[RoundImage]:
+    """The images of the rounds whose time falls on the days `start`..`end` (dates, inclusive), in time
+    order, at most `limit`; [] for none or a memory without images."""
+    cur = con.cursor()
+    try:
+        rows = cur.execute(
+            "SELECT i.round_id, i.image_id, coalesce(i.caption, ''), coalesce(i.ocr_text, ''), coalesce(r.text, ''), "
+            "CAST(r.time AS VARCHAR) FROM images i JOIN rounds r USING (round_id) "
+            "WHERE CAST(r.time AS DATE) BETWEEN ? AND ? ORDER BY r.time, i.position, i.image_id LIMIT ?",
+            [start, end, int(limit)]).fetchall()
+    except duckdb.Error:
+        return []
+    finally:
+        cur.close()
+    return [RoundImage(str(a), str(b), str(c), str(d), str(e), t) for a, b, c, d, e, t in rows]
+
+
+__all__ = ["RoundImage", "images_between", "round_images"]

@@ -1605,7 +1605,7 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
     leading_split: set[int] = set()  # ids of the cells split_leading made (a reading that needs them is weaker)
 
     def split_leading(row: list[_Cell], n: int) -> list[_Cell]:
-        """A text and a value OCR merged into one box ("Hive C 10" under "Colony | Brood") split into a text
+        """A text and a value OCR merged into one box ("Tank B 12" under "Tank | Depth") split into a text
         cell and a value cell, from the left, until the row has `n` cells."""
         out_row: list[_Cell] = []
         extra = n - len(row)
@@ -1661,7 +1661,7 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
                 if len(vrow) < len(labels):
                     vrow = split_values(vrow, trailing_text=True)  # "320 12.5 EUR mystery"
                 if len(vrow) < len(labels):
-                    vrow = split_leading(vrow, len(labels))  # "Hive C 10" under "Colony | Brood"
+                    vrow = split_leading(vrow, len(labels))  # "Tank B 12" under "Tank | Depth"
             if labels and len(labels) == len(lrow) and all(c.is_value or text_cell(c) for c in vrow) \
                     and len(vrow) > len(labels):
                 labels = split_labels(labels, len(vrow), merged)  # "Chlorine (ppm) Acid (pH) Water (°C)" over 3 values

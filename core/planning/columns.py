@@ -502,7 +502,7 @@ def rows_about(phrase: str, tables: Sequence[TableMeta],
 
 
 def initials(text: str) -> dict[str, bool]:
-    """The initials of every two or three consecutive content words of a phrase ("puzzle rating" -> "pr"),
+    """The initials of every two or three consecutive content words of a phrase ("resting heart rate" -> "rhr"),
     each with whether its words end the phrase (then they name its head)."""
     content = [w for w in re.findall(r"[a-z]+", text.lower()) if w not in STOP and w not in SCAFFOLD]
     out: dict[str, bool] = {}
@@ -522,7 +522,7 @@ def query_tokens(text: str, vocab: Sequence[str]) -> list[str]:
         qt += ["time", "duration"]  # "drive time", "proof time": a duration named by its noun
     out = list(qt)
     vset = set(vocab)
-    # a name written as the initials of the question's words ("PR" for "puzzle rating", "BP" for "blood
+    # a name written as the initials of the question's words ("RHR" for "resting heart rate", "BP" for "blood
     # pressure"): two or three consecutive content words
     out += [ini for ini in initials(text) if ini in vset]
     for t in set(qt):
@@ -629,7 +629,7 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
                 score += 0.15
         ini = next((inits[n] for n in [c.name] + list(c.aliases) if n.lower() in inits), None)
         if ini is not None:
-            # the column's whole name is the initials of words of the phrase ("pr": "puzzle rating")
+            # the column's whole name is the initials of words of the phrase ("rhr": "resting heart rate")
             score += 0.2 + (0.15 if ini else 0.0)
         if head and head in own[i]:
             score += 0.15  # the phrase's last word (its head) names the quantity

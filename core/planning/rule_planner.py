@@ -269,8 +269,8 @@ class RulePlanner:
                 target = target.replace(c.context, " ")
             unknown = self._unknown_modifier(target, tables, d)
             if unknown:
-                # "my average checkers rating" in a memory that never mentions checkers: the rating column
-                # is some other rating; retrieval reads what there is (and the answer refuses without it)
+                # "my average kayak fee" in a memory that never mentions kayaks: the fee column
+                # is some other fee; retrieval reads what there is (and the answer refuses without it)
                 d = Decision(a, notes=d.notes + (f"nothing in the memory mentions {unknown!r}: no table is "
                                                  f"computed for it",), retrieval="semantic", choices=d.choices)
         steps: list[PlanStep] = []
@@ -415,7 +415,7 @@ class RulePlanner:
 
     def _unknown_modifier(self, text: str | None, tables: list[TableMeta], d: Decision) -> str | None:
         """A word of the target phrase right before a word that names what the decision computes (its
-        column, or for a count its table: "checkers" of "checkers rating") that nothing in the memory
+        column, or for a count its table: "kayak" of "kayak fee") that nothing in the memory
         holds: no table, column or alias names it (abbreviations count) and no round mentions it. None when
         every such word is known, or without the rounds."""
         if self.builder is None or not hasattr(self.builder, "mentions"):
@@ -426,7 +426,7 @@ class RulePlanner:
         cols = [c for c in chosen.attribute_columns() if d.column in (None, "*") or c.name == d.column]
         computed = {w for c in cols for w in name_tokens(c)} | (
             set(table_words(chosen.table_name)) if d.column in (None, "*") else set())
-        # adjacent words of the phrase only ("checkers rating"; not "pulse ... during workouts")
+        # adjacent words of the phrase only ("kayak fee"; not "pulse ... during workouts")
         raw = re.findall(r"[a-z0-9]+", (text or "").lower())
         pairs = [(a, b) for a, b in zip(raw, raw[1:]) if phrase_words(a) and phrase_words(b)]
         seq = phrase_words(text or "")
@@ -442,7 +442,7 @@ class RulePlanner:
         for a_raw, b_raw in pairs:
             w, nxt = phrase_words(a_raw)[0], phrase_words(b_raw)[0]
             k = seq.index(w) if w in seq else 0
-            # (words whose initials name a column are known: "puzzle rating" for "pr")
+            # (words whose initials name a column are known: "resting heart rate" for "rhr")
             ini = {"".join(x[0] for x in seq[j:j + n]) for n in (2, 3) for j in range(max(0, k - n + 1), k + 1)
                    if j + n <= len(seq)}
             if len(w) >= 3 and not w.isdigit() and w not in MEASURE_ADJECTIVES and w not in ASKING_ADJECTIVES \
@@ -453,8 +453,8 @@ class RulePlanner:
         return None
 
     def _column_of_rows(self, a: Analysis, numeric: list[ColumnChoice], tables: list[TableMeta]) -> ColumnChoice | None:
-        """When no column's name supports the question but its words name one table's rows ("how much honey"
-        beside a table harvest_log whose rounds say "honey harvest"): that table's quantity. Among its
+        """When no column's name supports the question but its words name one table's rows ("how much resin"
+        beside a table pour_log whose rounds say "resin pour"): that table's quantity. Among its
         candidate columns: for "how much" an amount (mass, volume, money), then one of the dimension the
         words imply ("bake time": a duration), then the one named like the table (feed_log.feed: the
         field the table is named after), then the match order. None when the words name no single table."""

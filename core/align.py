@@ -89,7 +89,7 @@ def _singular(word: str) -> str:
 
 
 def _base(word: str) -> str:
-    """A word's singular, or the lemma of an irregular past form ("won" -> win, "ran" -> run)."""
+    """A word's singular, or the lemma of an irregular past form ("won" -> win, "kept" -> keep)."""
     return _lex().irregular_verbs.get(word, _singular(word))
 
 

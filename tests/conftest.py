@@ -5,7 +5,9 @@ against the real thing (MiniLM, rapidocr, a local llama.cpp server, ...).
 """
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import json
 import os
 import re
 import zlib
@@ -25,6 +27,26 @@ from core.protocols import LLMResult, OcrLine, OcrResult  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
 LOCOMO = SHARED / "data" / "locomo"
+
+
+@contextlib.contextmanager
+def built_memory(tmp_path: Path, name: str, doc: dict):
+    """A history document (MemEye / Mem-Gallery JSON) built with the rule extractor and the fakes into
+    tmp_path/<name>.duckdb: yields (store, engine), the engine on the HashEmbedder."""
+    from core.build import BuildDeps, build
+    from core.config import DEFAULT
+    from core.extract import RuleExtractor
+    from core.formats import read_file
+    from core.query import make_engine
+    from core.store import Store
+
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps(doc))
+    histories = read_file(path, config=DEFAULT, allow_missing_images=True)
+    with Store(tmp_path / f"{name}.duckdb") as store:
+        build(store, histories, BuildDeps(HashEmbedder(), FakeImageEncoder(), FakeOCR(), RuleExtractor(DEFAULT)),
+              DEFAULT)
+        yield store, make_engine(store, DEFAULT, text_encoder=HashEmbedder(), image_encoder=FakeImageEncoder())
 
 
 def _word_vec(word: str, dim: int) -> np.ndarray:

@@ -6,12 +6,11 @@ the HashEmbedder fake. The last test builds a small MemEye-format file and asks 
 """
 from __future__ import annotations
 
-import json
 from datetime import date
 
 import pytest
 
-from conftest import FakeImageEncoder, FakeOCR, HashEmbedder
+from conftest import HashEmbedder, built_memory
 
 from core.model import EvidenceUnit
 from core.planning.answer import PEOPLE_NOTE, REFUSAL_TEXT, RuleAnswerer, people_from_steps
@@ -202,21 +201,9 @@ MEMEYE = {
 
 
 def test_memeye_history_end_to_end(tmp_path):
-    from core.build import BuildDeps, build
-    from core.config import DEFAULT
-    from core.extract import RuleExtractor
-    from core.formats import read_file
     from core.planning.images import round_images
-    from core.query import make_engine
-    from core.store import Store
 
-    path = tmp_path / "ines.json"
-    path.write_text(json.dumps(MEMEYE))
-    histories = read_file(path, config=DEFAULT, allow_missing_images=True)
-    with Store(tmp_path / "ines.duckdb") as store:
-        build(store, histories, BuildDeps(HashEmbedder(), FakeImageEncoder(), FakeOCR(), RuleExtractor(DEFAULT)),
-              DEFAULT)
-        eng = make_engine(store, DEFAULT, text_encoder=HashEmbedder(), image_encoder=FakeImageEncoder())
+    with built_memory(tmp_path, "ines", MEMEYE) as (store, eng):
         # what the engine is to pass the answerer (issue 18): the profile's names, the images of rounds
         eng.rule_answerer.people = ("Ines",)
         eng.rule_answerer.round_images = lambda rounds: round_images(store.con, rounds)

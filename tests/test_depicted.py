@@ -5,10 +5,9 @@ period search must reach a day whose rounds say nothing of what the question ask
 """
 from __future__ import annotations
 
-import json
 from datetime import date
 
-from conftest import FakeImageEncoder, FakeOCR, HashEmbedder
+from conftest import HashEmbedder, built_memory
 
 from core.model import EvidenceUnit
 from core.planning.answer import RuleAnswerer
@@ -102,21 +101,9 @@ def _garden_history(n_days: int = 130) -> dict:
 
 
 def test_engine_reads_the_named_day_even_when_its_rounds_score_low(tmp_path):
-    from core.build import BuildDeps, build
-    from core.config import DEFAULT
-    from core.extract import RuleExtractor
-    from core.formats import read_file
     from core.planning.images import round_images
-    from core.query import make_engine
-    from core.store import Store
 
-    path = tmp_path / "garden.json"
-    path.write_text(json.dumps(_garden_history()))
-    histories = read_file(path, config=DEFAULT, allow_missing_images=True)
-    with Store(tmp_path / "garden.duckdb") as store:
-        build(store, histories, BuildDeps(HashEmbedder(), FakeImageEncoder(), FakeOCR(), RuleExtractor(DEFAULT)),
-              DEFAULT)
-        eng = make_engine(store, DEFAULT, text_encoder=HashEmbedder(), image_encoder=FakeImageEncoder())
+    with built_memory(tmp_path, "garden", _garden_history()) as (store, eng):
         eng.rule_answerer.round_images = lambda rounds: round_images(store.con, rounds)
         from core.planning.images import images_between
 

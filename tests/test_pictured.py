@@ -2,9 +2,8 @@
 give it. Hand-written rounds about sea shells and kites (not any benchmark's), HashEmbedder fake."""
 from __future__ import annotations
 
-import json
 
-from conftest import FakeImageEncoder, FakeOCR, HashEmbedder
+from conftest import HashEmbedder, built_memory
 
 from core.model import EvidenceUnit, ImageRef
 from core.planning.answer import REFUSAL_TEXT, RuleAnswerer
@@ -100,20 +99,7 @@ MEMORY = {
 
 
 def test_engine_passes_the_question_picture(tmp_path):
-    from core.build import BuildDeps, build
-    from core.config import DEFAULT
-    from core.extract import RuleExtractor
-    from core.formats import read_file
-    from core.query import make_engine
-    from core.store import Store
-
-    path = tmp_path / "tove.json"
-    path.write_text(json.dumps(MEMORY))
-    histories = read_file(path, config=DEFAULT, allow_missing_images=True)
-    with Store(tmp_path / "tove.duckdb") as store:
-        build(store, histories, BuildDeps(HashEmbedder(), FakeImageEncoder(), FakeOCR(), RuleExtractor(DEFAULT)),
-              DEFAULT)
-        eng = make_engine(store, DEFAULT, text_encoder=HashEmbedder(), image_encoder=FakeImageEncoder())
+    with built_memory(tmp_path, "tove", MEMORY) as (store, eng):
         t = eng.ask("What kind of shell is shown in the picture?",
                     image=ImageRef("Q:IMG_1", caption=QUESTION_CAPTION))
         assert t.answer.text == "Whelk"

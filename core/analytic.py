@@ -66,6 +66,15 @@ class AnalyticBuilder:
         self.seconds["induce"] += t1 - t0
         self.seconds["materialize"] += time.perf_counter() - t1
 
+    def settle(self, round_order: int) -> tuple[str, ...]:
+        """After the last round: every column typed from all its values (see
+        `Materializer.settle_types`); returns the columns whose type changed."""
+        self.flush()
+        t0 = time.perf_counter()
+        changed = self.materializer.settle_types(round_order)
+        self.seconds["materialize"] += time.perf_counter() - t0
+        return changed
+
     @property
     def fallbacks(self) -> list[str]:
         return self.materializer.fallbacks
@@ -125,6 +134,6 @@ def rebuild(store, config: Config, llm: LLM | None = None,
             builder.add(order, rid, obs)
             if progress is not None and (i % 64 == 0 or i == len(rounds)):
                 progress(i, len(rounds))
-        builder.flush()
+        builder.settle(rounds[-1][0] if rounds else 0)
         tables = tuple(t.table_name for t in builder.materializer.tables())
     return RebuildReport(len(rounds), tables, round(time.perf_counter() - t0, 3))

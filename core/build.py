@@ -227,6 +227,9 @@ def build(
                               [[r.round_id for _, r in chunk]])
         timer.add("hierarchy", t0)  # the batch's end: episodes and topics written
     if pending:
+        with store.transaction():
+            # every value is known now: a column typed from its first few rounds is typed again
+            analytic.settle(pending[-1][0])
         # the whole record structure is known now: one kind of record named two ways becomes one
         from .realign import realign
 

@@ -546,6 +546,38 @@ class Materializer:
                     out.setdefault(rid, []).append(t.table_name)
         return {rid: tuple(names) for rid, names in out.items()}
 
+    def settle_types(self, round_order: int) -> tuple[str, ...]:
+        """Re-decide each column's type from all its values up to round_order; a column whose values
+        now support another type is changed to it and its table refilled. Returns "table.column"
+        of every changed column.
+
+        A column's type is first decided when its table is created, from the few rounds seen then:
+        a stray word among them ("GP: Won" once in three rounds) makes a count column text for
+        good, and no sum or average can use it. At the end of a build every value is known."""
+        changed: list[str] = []
+        for _, t in sorted(self._tables.items()):
+            profiles = self._profiles(t.attributes, round_order)
+            moved = False
+            for c in t.columns:
+                p = profiles.get(c["attribute"])
+                if p is None or p.n == 0 or p.dtype == c["dtype"] or (
+                        c.get("typed_by") == "llm" and p.allows(c["dtype"])):
+                    continue  # a type the LLM chose stays while the values allow it
+                # the stored cells are rewritten by the refill below: nothing is cast
+                self.con.execute(f"ALTER TABLE {quote(t.table_name)} ALTER COLUMN {quote(c['name'])} "
+                                 f"SET DATA TYPE {p.dtype} USING NULL")
+                c["dtype"] = p.dtype
+                c["unit"] = p.unit if p.dtype == "DOUBLE" else None
+                c["description"] = (f"values in {p.unit}; also reported in {', '.join(p.other_units)} "
+                                    f"(not converted)") if p.dtype == "DOUBLE" and p.other_units else ""
+                changed.append(f"{t.table_name}.{c['name']}")
+                moved = True
+            if moved:
+                n = self._refill(t, round_order)
+                t.description = self._description(t, n)
+                self._save_schema(t)
+        return tuple(changed)
+
     # ------------------------------------------------------------------ internals
     def _add_missing_contract_columns(self, name: str) -> None:
         """Tables made before a contract column existed (a memory built by an older version) get it
@@ -610,11 +642,12 @@ class Materializer:
         for a in attrs:
             p = profiles[a]
             dtype, unit = p.dtype, p.unit if p.dtype == "DOUBLE" else None
+            typed_by = "values"
             lc = llm_cols.get(a)
             if lc is not None:
                 t = lc.get("type")
                 if t in TYPES and p.allows(t):
-                    dtype = t
+                    dtype, typed_by = t, "llm"
                 else:
                     self.fallbacks.append(f"column {a}: LLM type {t!r} not supported by its values; using {dtype}")
                 u = lc.get("unit")
@@ -626,7 +659,7 @@ class Materializer:
             name = column_name(a, taken)
             taken.add(name)
             cols.append({"name": name, "attribute": a, "dtype": dtype, "unit": unit if dtype == "DOUBLE" else None,
-                         "description": desc})
+                         "description": desc, "typed_by": typed_by})
         return cols
 
     def _table_name(self, attrs, llm_data, schema_id: int, words: RoundWords | None = None,

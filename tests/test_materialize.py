@@ -428,3 +428,40 @@ def test_numbers_that_never_repeat_are_identifiers_not_measures(store):
         == "DOUBLE"
     assert profile("ref", [("#4821", 4821.0, None), ("#5530", 5530.0, None), ("#6004", 6004.0, None)]).dtype \
         == "VARCHAR"
+
+
+def test_a_column_typed_from_its_first_rounds_is_typed_again_from_all_its_values(store):
+    # the count's first round printed a word where the number goes ("Played: Won"): three rounds in,
+    # the column is text; twenty rounds on, nearly every value is a number and sums must see them
+    con = store.con
+    add_round(con, 1, [("played", "Won", None, None), ("score", "4", 4.0, None)])
+    for i in range(2, 4):
+        add_round(con, i, [("played", str(10 + i), 10.0 + i, None), ("score", str(i), float(i), None)])
+    m = Materializer(con)
+    name = m.apply(1, ("played", "score"), 3).schema.table_name
+    assert columns(con, name)["played"] == "VARCHAR"
+    for i in range(4, 21):
+        add_round(con, i, [("played", str(10 + i), 10.0 + i, "games"), ("score", str(i), float(i), None)])
+        m.add_round(i, f"S1:R{i}")
+    assert m.settle_types(20) == (f"{name}.played",)
+    assert columns(con, name)["played"] == "DOUBLE"
+    values = dict(con.execute(f"SELECT source, played FROM {name}").fetchall())
+    assert values["S1:R1"] is None and values["S1:R20"] == 30.0 and len(values) == 20
+    assert con.execute(f"SELECT sum(played) FROM {name}").fetchone()[0] == sum(10.0 + i for i in range(2, 21))
+    meta = {c["name"]: c for c in json.loads(con.execute(
+        "SELECT columns FROM schemas WHERE schema_id = 1").fetchone()[0])}
+    assert meta["played"]["dtype"] == "DOUBLE" and meta["played"]["unit"] == "games"
+    # a reopened memory keeps the new type, and a second pass changes nothing
+    assert Materializer(con).settle_types(20) == ()
+
+
+def test_settling_keeps_a_type_the_llm_chose_while_the_values_allow_it(store, queued_llm):
+    con = store.con
+    for i in range(1, 5):
+        add_round(con, i, sleep_obs(i))
+    queued_llm.replies.append({"name": "nightly_sleep", "description": "Nightly sleep.", "columns": [
+        {"name": "sleep_score", "type": "VARCHAR", "unit": None}]})
+    m = Materializer(con, llm=queued_llm)
+    m.apply(1, SLEEP, 4)
+    assert m.settle_types(4) == ()
+    assert columns(con, "nightly_sleep")["sleep_score"] == "VARCHAR"

@@ -782,3 +782,37 @@ def test_time_and_room_distractors_give_nothing(text):
 def test_m_after_a_time_label_is_minutes():
     d = by_attr(ex("Puzzle session: minutes spent: 15m, distance 15m"))
     assert d["minutes_spent_duration"].unit == "min" and d["distance"].unit == "m"
+
+
+@pytest.mark.parametrize("text, want", [
+    # a list item that is only "label number word", between semicolons
+    ("Some blitz. Games played: 25; wins seven; Blitz rating: 1343",
+     {"games_played": 25.0, "wins": 7.0, "blitz_rating": 1343.0}),
+    # a bare count and the participle after it, in a line of readings
+    ("Day 24 — eight solved, 1946 PR", {"solved": 8.0, "pr": 1946.0}),
+    ("Stall day: 12 sold, 4 left", {"sold": 12.0, "left": 4.0}),
+    # "label value" items of a sentence whose colon comes after them ("Rating: 1576")
+    ("Played a game. the opponent was Keiko, result win, move count 82, Rating: 1576",
+     {"opponent": "Keiko", "move_count": 82.0, "rating": 1576.0}),
+    # the label after the value, in a sentence whose other readings are linked by "at"
+    ("Some blitz. 12 games played, wins came in at 2 and measured the blitz rating at 1477.",
+     {"games_played": 12.0, "wins": 2.0, "blitz_rating": 1477.0}),
+])
+def test_list_items_count_participles_and_late_colons(text, want):
+    d = by_attr(ex(text))
+    for name, value in want.items():
+        assert name in d, (name, ex(text))
+        if isinstance(value, str):
+            assert d[name].raw_value == value
+        else:
+            assert d[name].number == value
+    assert_spans(rnd(text), list(d.values()))
+
+
+@pytest.mark.parametrize("text", [
+    "Room 204, gate 12, flight 447.",
+    "I finally solved it, 3 solved today and rating 1500 noted",  # chat, no list of readings
+    "We picked seven; the kids ate most of them.",
+])
+def test_counts_and_number_words_outside_a_list_of_readings_give_nothing(text):
+    assert [o for o in ex(text) if o.value_kind == "number"] == []

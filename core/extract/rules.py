@@ -445,10 +445,29 @@ def _record_list(text: str, value: Value, values: list[Value]) -> bool:
         return True
     if any(v is not value and ss <= v.start < se and v.unit is not None and v.kind == "number" for v in values):
         return True
+    # another value of the sentence tied to its label by a colon or a linking word: "..., move count 82,
+    # Rating: 1576", "12 games played, wins came in at 2" (three bare numbers alone still are no list)
+    if any(v is not value and ss <= v.start < se and v.kind == "number" and not v.word and re.search(
+            r"(?:[A-Za-z]\s*:|\b(?:was|were|is|are|at))\s*$", text[ss:v.start], re.I) for v in values):
+        return True
     # a line of its own that is only "label value" in a message of several lines ("Dabblers: 8\nGS 7")
     ls, le = text.rfind("\n", 0, value.start) + 1, text.find("\n", value.end)
     line = text[ls:le if le >= 0 else len(text)]
     return "\n" in text.strip() and re.fullmatch(r"\s*[A-Za-z][\w .'-]{0,30}\s+\S+\s*", line) is not None
+
+
+def _item_pair(text: str, value: Value) -> bool:
+    """The clause of `value` is only "label value", the label 1-3 plain words ("wins seven" between
+    semicolons), so the words before the value can only name it."""
+    lex = active_lexicon()
+    cs = _clause_start(text, value.start)
+    m = _CLAUSE_BREAK.search(text, value.end)
+    if text[value.end:m.start() if m else len(text)].strip(" ."):
+        return False
+    words = text[cs:value.start].split()
+    return 1 <= len(words) <= 3 and all(re.fullmatch(r"[A-Za-z][a-z'-]*", w) and _low(w) not in lex.pronouns
+                                        and _low(w) not in lex.determiners and _low(w) not in lex.connectives
+                                        and _low(w) not in lex.boundary_words for w in words)
 
 
 def _extend_label(tokens: list[tuple[str, int]], i: int, structured: bool):
@@ -498,6 +517,9 @@ def right_label(text: str, value: Value) -> str:
     words = rest.lower().split()
     if words[0] in lex.pronouns or words[0] in lex.boundary_words - {"in", "of"} or words[0] in lex.comparatives:
         return ""
+    if (len(words) == 1 and value.unit is None and (value.bare_int or value.word) and lex.is_past(words[0])
+            and words[0] not in lex.connectives and not _TRAILER.fullmatch(" " + rest)):
+        return rest  # "eight solved, 1946 PR", "12 sold": a bare count and what happened that many times
     if _TRAILER.fullmatch(" " + rest) or _is_verb(words[0], lex) or words[0] in lex.time_words:
         return ""  # "115 minutes total", "121/79 mmHg noted": no label after the value
     if any(w in lex.pronouns or w in lex.auxiliaries for w in words):
@@ -860,10 +882,11 @@ def _from_value(text: str, v: Value, values: list[Value], structured: bool, desc
             return []  # "a book called 24 Hours in the Garden": a title, not a duration
     if v.word and (not re.search(r"(?::|\b(?:was|is|were|are|at))\s*$", text[:v.start], re.I)
                    or re.match(r"\s+of\b", text[v.end:])) and not (
-            not descriptive and _record_list(text, v, values) and (right_label(text, v) or (
+            not descriptive and _record_list(text, v, values) and (right_label(text, v) or _item_pair(text, v) or (
                 re.match(r"\s+of\b", text[v.end:]) and re.search(r"\b[a-z]+ed\s*$", text[:v.start], re.I)))):
-        # a number word needs an explicit link: "Games: seven", "my puzzles was six", "Clutch at eight", or
-        # a label after it in a list of measurements ("Checkup: seven leaves, 12 cm tall", "logged five of X")
+        # a number word needs an explicit link: "Games: seven", "my puzzles was six", "Clutch at eight", a
+        # label after it in a list of measurements ("Checkup: seven leaves, 12 cm tall", "logged five of X"),
+        # or a list item that is only "label number" ("Played: 25; wins seven; rating: 1343")
         return []
     lab = left_label(text, v, values, structured=structured)
     if lab.text and _identifier_label(lab.text) and v.kind == "number" and v.unit is None:

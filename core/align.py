@@ -177,7 +177,13 @@ def contrasting(a: str, b: str) -> bool:
     """True when the words that differ between two names include a contrast word: then the text
     encoder's similarity (high for "my value" / "other value") is no evidence that they are one."""
     wa, wb = set(words_of(a)), set(words_of(b))
-    return bool((wa ^ wb) & _lex().contrast_words)
+    contrast = _lex().contrast_words
+    if not (wa ^ wb) & contrast:
+        return False
+    # a contrast modifies what both names share ("my value" / "other value", "net weight" / "weight"),
+    # or the two differ by contrast words alone ("net" / "gross"); "net" beside "harvest" (a scale's
+    # label for the harvest weight) contrasts with nothing
+    return bool(wa & wb) or bool((wa - wb) & contrast and (wb - wa) & contrast)
 
 
 

@@ -116,11 +116,19 @@ def _base(name: str) -> str:
 
 
 def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, FieldStats],
-            similar: Similarity | None) -> dict[str, str] | None:
+            similar: Similarity | None, lenient: bool = False) -> dict[str, str] | None:
     """The one pairing of every field of `small` with a field of `large` (fit, names not unlike,
-    names not contrasting), or None when there is none or more than one."""
+    names not contrasting), or None when there is none or more than one.
+
+    lenient (the two groups share a number field): one field of two or more may pair by fit alone,
+    its names unlike ("net" in kg on one scale, "harvest" in kg on the other, both beside "frames"
+    and a moisture %): the shared field and the other pairs already say it is one kind of record."""
     options = {a: [b for b in large if _fit(stats[a], stats[b]) and not contrasting(_base(a), _base(b))
                    and _not_unlike(a, b, similar)] for a in small}
+    empty = [a for a, o in options.items() if not o]
+    if lenient and len(empty) == 1 and len(small) >= 2:
+        a = empty[0]
+        options[a] = [b for b in large if _fit(stats[a], stats[b]) and not contrasting(_base(a), _base(b))]
     if any(not o for o in options.values()):
         return None
     out: dict[str, str] = {}
@@ -146,7 +154,7 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
             if not ra or not rb:
                 continue
             small, large = (ra, rb) if (len(ra), sorted(ra)) <= (len(rb), sorted(rb)) else (rb, ra)
-            pairs = pairing(small, large, stats, similar)
+            pairs = pairing(small, large, stats, similar, lenient=bool(shared))
             if pairs is None or not _apart(pairs, stats):
                 continue
             if not shared and max(_closeness(x, y, similar) for x, y in pairs.items()) < CLOSE:

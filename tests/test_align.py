@@ -513,3 +513,11 @@ def test_a_field_seen_once_has_no_range_to_refuse_a_second_devices_value(store, 
     al2 = FieldAligner(store.con.cursor(), DEFAULT)
     al2.align(1, [num("pc", 23), num("kept", 6)])
     assert [o.attribute for o in al2.align(2, [num("pages_copied", 230), num("keeps", 60)])] == ["pages_copied", "keeps"]
+
+
+def test_a_contrast_word_contrasts_only_with_what_it_modifies():
+    from core.align import contrasting
+    assert contrasting("my_value", "other_value") and contrasting("net_weight", "weight")
+    assert contrasting("net", "gross") and contrasting("opening_time", "closing_time")
+    # a scale's "net" for the harvest weight: no shared word for the contrast to modify
+    assert not contrasting("net", "harvest") and not contrasting("left", "unsold")

@@ -151,3 +151,22 @@ def test_a_field_both_devices_print_alike_anchors_the_rest():
           "lendings": stats("lendings", None, 22, 38, 4, {"penalties": 4}),
           "penalties": stats("penalties", "€", 1, 9, 4, {"lendings": 4})}
     assert plan_merges(s2, unlike) == []
+
+
+def test_with_a_field_in_common_one_pair_may_be_unlike_in_name():
+    # scale A: harvest (kg), water content (%), frames; scale B: net (kg), moisture (%), frames
+    s = {
+        "harvest": stats("harvest", "kg", 2, 21, 19, {"frames": 19, "water_content": 17}),
+        "water_content": stats("water_content", "%", 16, 20, 17, {"frames": 17, "harvest": 17}),
+        "frames": stats("frames", None, 4, 20, 24, {"harvest": 19, "water_content": 17, "net": 5, "moisture": 5}),
+        "net": stats("net", "kg", 7, 21, 5, {"frames": 5, "moisture": 5}),
+        "moisture": stats("moisture", "%", 16, 20, 5, {"frames": 5, "net": 5}),
+    }
+    sim = lambda a, b: 1.0 if a == b else 0.54 if {a, b} == {"moisture", "water_content"} else 0.2  # noqa: E731
+    assert {(m.source, m.target) for m in plan_merges(s, sim)} == {("net", "harvest"), ("moisture", "water_content")}
+    # two unlike pairs are too many, and without the shared field an unlike pair never joins
+    assert plan_merges(s, lambda a, b: 1.0 if a == b else 0.2) == []
+    apart = {k: v for k, v in s.items() if k != "frames"}
+    apart = {k: stats(k, v.unit, v.vmin, v.vmax, v.rounds, {c: n for c, n in v.companions.items() if c != "frames"})
+             for k, v in apart.items()}
+    assert plan_merges(apart, sim) == []

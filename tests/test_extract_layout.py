@@ -106,3 +106,11 @@ def test_values_over_labels_are_not_read_down_into_a_text_and_number_line():
         d = _ocr(f"Cellar Desk\n4 kg | 3.2 L\nYEAST | WATER\n{tail}\n2025-06-21")
         assert d["yeast"].number == 4 and d["yeast"].unit == "kg"
         assert d["water"].number == 3.2 and d["water"].unit == "L"
+
+
+def test_labels_merged_in_one_box_split_after_units_and_abbreviations():
+    d = _ocr("Extractor Log\nNet (KG) Fr. Moisture (pct)\n18.14 | 8 | 18.5")
+    assert d["net"].number == 18.14 and d["net"].unit == "kg"
+    assert d["fr"].number == 8 and d["moisture"].number == 18.5 and d["moisture"].unit == "%"
+    # as many words as values but no unit or period to cut at: the labels are not guessed
+    assert "net" not in _ocr("Extractor Log\nNet weight frames moisture\n18.14 | 8 | 18.5")

@@ -1650,14 +1650,16 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
 
     def split_labels(labels: list[_Cell], n: int, words: bool = False) -> list[_Cell]:
         """Label cells OCR merged into one box, split into `n` labels at the ends of their units in
-        parentheses ("Chlorine (ppm) Acid (pH)"), else, with `words` (OCR merged the values below as well:
+        parentheses ("Chlorine (ppm) Acid (pH)"), or of those and abbreviations ("Net (KG) Fr."), else, with `words` (OCR merged the values below as well:
         "GP Won" over "23 6"), at the spaces between words when there are exactly as many; unchanged when
         neither gives `n` labels ("Wind Gust" over "14 | 22" may be one label), or in the first row (a
         title: "Station Two" over "14 | 22")."""
         need = n - len(labels)
         if labels and rows and labels[0].start < (rows[1][0].start if len(rows) > 1 else len(text)):
             return labels
-        for pattern in (r"(?<=\))\s+(?=\S)",) + ((r"(?<![(\[])\s+(?![^(]*\))(?=\S)",) if words else ()):
+        # (then also after an abbreviation's period: "Net (KG) Fr. Moisture (pct)" over three values)
+        for pattern in (r"(?<=\))\s+(?=\S)", r"(?:(?<=\))|(?<=[A-Za-z]\.))\s+(?=\S)") + (
+                (r"(?<![(\[])\s+(?![^(]*\))(?=\S)",) if words else ()):
             cuts = [(c, m) for c in labels for m in re.finditer(pattern, c.text)]
             if len(cuts) == need:
                 out_row = []

@@ -816,3 +816,19 @@ def test_list_items_count_participles_and_late_colons(text, want):
 ])
 def test_counts_and_number_words_outside_a_list_of_readings_give_nothing(text):
     assert [o for o in ex(text) if o.value_kind == "number"] == []
+
+
+@pytest.mark.parametrize("text, want", [
+    # a unit symbol the lexicon lacks after the value: never the label
+    ("Mite count: VM twelve\nBoard days: 1 d", {"vm": 12.0, "board_days": 1.0}),
+    ("Mite count: VM: 49, board days 5 d, Rate: 4.2", {"vm": 49.0, "board_days": 5.0, "rate": 4.2}),
+    # "label Name" on its own line after a line of readings: the label is not the words of the value before
+    ("Fed syrup. Feed: 4.0 l\nSugar used: 3.2 kg\nhive Hive A", {"feed": 4.0, "sugar_used": 3.2, "hive": "Hive A"}),
+])
+def test_unknown_unit_letters_and_labelled_names_on_their_own_line(text, want):
+    d = by_attr(ex(text))
+    assert set(want) <= set(d), ex(text)
+    assert "d" not in d
+    for name, value in want.items():
+        assert (d[name].raw_value if isinstance(value, str) else d[name].number) == value
+    assert_spans(rnd(text), list(d.values()))

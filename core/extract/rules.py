@@ -415,7 +415,9 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
             # a clause that is only "label value" ("..., score 69, ...") in a list of records is a record
             m = _CLAUSE_BREAK.search(text, value.end)
             rest = text[value.end:m.start() if m else len(text)]
-            strong = strong or ((bool(_TRAILER.fullmatch(rest)) or re.match(r"\s+and\b", rest) is not None) and (
+            # (one letter after the value is the symbol of a unit the lexicon lacks: "board days 5 d")
+            strong = strong or ((bool(_TRAILER.fullmatch(rest)) or re.match(r"\s+and\b", rest) is not None
+                                 or re.fullmatch(r"\s?[a-z]\.?\s*", rest) is not None) and (
                 value.unit is not None or not value.bare_int or (lists and _record_list(text, value, values))))
     words.reverse()
     if not words:
@@ -461,11 +463,12 @@ def _item_pair(text: str, value: Value) -> bool:
     semicolons), so the words before the value can only name it."""
     lex = active_lexicon()
     cs = _clause_start(text, value.start)
+    cs = max(cs, text.rfind(":", cs, value.start) + 1)  # "Mite count: VM twelve": the item after a heading
     m = _CLAUSE_BREAK.search(text, value.end)
     if text[value.end:m.start() if m else len(text)].strip(" ."):
         return False
     words = text[cs:value.start].split()
-    return 1 <= len(words) <= 3 and all(re.fullmatch(r"[A-Za-z][a-z'-]*", w) and _low(w) not in lex.pronouns
+    return 1 <= len(words) <= 3 and all(re.fullmatch(r"[A-Za-z][A-Za-z'-]*", w) and _low(w) not in lex.pronouns
                                         and _low(w) not in lex.determiners and _low(w) not in lex.connectives
                                         and _low(w) not in lex.boundary_words for w in words)
 
@@ -515,6 +518,8 @@ def right_label(text: str, value: Value) -> str:
             r"[A-Za-z][A-Za-z'-]*(?:/[A-Za-z]+)?\.?(?:\s[A-Za-z][A-Za-z'-]*\.?)*(?:\s?%)?", rest):
         return ""
     words = rest.lower().split()
+    if len(rest.rstrip(".")) == 1:
+        return ""  # "Board days: 5 d": one letter after a number is a unit's symbol, not a label
     if words[0] in lex.pronouns or words[0] in lex.boundary_words - {"in", "of"} or words[0] in lex.comparatives:
         return ""
     if (len(words) == 1 and value.unit is None and (value.bare_int or value.word) and lex.is_past(words[0])
@@ -1327,8 +1332,9 @@ def _list_texts(text: str, found: list[Found]) -> list[Found]:
                 continue  # already a value or a label
             if any(f.label and f.start >= i1 and text[i1:f.start].strip(" :") == "" for f in found):
                 continue  # the label of the value after it
-            if any(f.label and f.end <= i0 and text[f.end:i0].strip() == "" for f in found):
-                continue  # "38 moves", "25 min clock": words right after a value name it
+            if any(f.label and f.end <= i0 and text[f.end:i0].strip() == "" and "\n" not in text[f.end:i0]
+                   for f in found):
+                continue  # "38 moves", "25 min clock": words right after a value name it (on its line)
             k = _split_item(words)
             if k:
                 label = " ".join(words[:k])

@@ -254,6 +254,27 @@ def test_a_column_named_by_the_initials_of_the_question_words():
     assert (ranked[0].table, ranked[0].column) == ("pulse_log", "rhr") and ranked[0].supported
 
 
+def test_a_column_naming_every_word_of_the_phrase_before_one_naming_its_head():
+    import numpy as np
+
+    from conftest import HashEmbedder
+    from core.planning.columns import match_columns
+    from core.planning.metadata import ColumnMeta, TableMeta
+
+    emb = HashEmbedder()
+    tables = [TableMeta("game_log", "One row per game record: rating, moves.",
+                        (ColumnMeta("rating", "DOUBLE"), ColumnMeta("moves", "DOUBLE")), 9),
+              TableMeta("solve_log", "One row per solve record: pr, solved.",
+                        (ColumnMeta("pr", "DOUBLE"), ColumnMeta("solved", "DOUBLE")), 9)]
+    enc = (lambda xs: np.asarray(emb.encode(xs)), lambda q: np.asarray(emb.encode([q])[0]), DEFAULT.lambda_meta)
+    # "pr" is the initials of both words; "rating" names only the head
+    top = match_columns("average puzzle rating", tables, *enc)[0]
+    assert (top.table, top.column) == ("solve_log", "pr")
+    # the head alone still asks for the rating
+    top = match_columns("average rating", tables, *enc)[0]
+    assert (top.table, top.column) == ("game_log", "rating")
+
+
 def test_a_modifier_the_memory_never_mentions_is_not_computed(engine):
     # "kayak" is in no round, table or column: the fee column is some other fee
     t = engine.ask("What was my average kayak fee?")

@@ -599,6 +599,11 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
             implied = "distance"
     out = []
     inits = initials(text)
+    # the phrase's content words in order: a column that names them all (by its words or their initials:
+    # "pr" for "puzzle rating") is asked about more surely than one that names one of them ("rating")
+    content = [w for w in orig if w in set(tokens(text)) and w not in _PARTICLES and w not in _FUNCTION_WORDS]
+    whole_ini = "".join(w[0] for w in content) if len(content) >= 2 else None
+    covers: list[bool] = []
     loose_only: set[int] = set()  # positions in `out` supported only by the looser cosine
     for i, (t, c) in enumerate(cands):
         cdim = unit_dimension(c.unit)
@@ -650,10 +655,18 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         loose = not supported and t.table_name in named_tables and float(cos[i]) >= COS_SUPPORT_NAMED
         if loose:
             loose_only.add(len(out))
+        covers.append(bool(content) and (set(content) <= own[i] or any(
+            whole_ini is not None and n.lower().replace("_", "") == whole_ini for n in [c.name] + list(c.aliases))))
         out.append(ColumnChoice(t.table_name, c.name, round(score, 4), round(float(cos[i]), 4),
                                 round(float(bm[i]), 4), overlap, supported or loose, cdim))
     if loose_only and any(ch.supported for k, ch in enumerate(out) if k not in loose_only):
         out = [replace(ch, supported=False) if k in loose_only else ch for k, ch in enumerate(out)]
+    full = [ch.score for cv, ch in zip(covers, out) if cv and ch.supported]
+    if len(content) >= 2 and full:
+        # some column names every word of the phrase: one that leaves words of it unnamed ranks below it
+        # (its name says less than the question asks: "rating" for "puzzle rating" beside "pr")
+        out = [ch if cv or not ch.supported else replace(ch, score=round(min(ch.score, max(full) - 0.01), 4))
+               for cv, ch in zip(covers, out)]
     out.sort(key=lambda x: -x.score)
     return out
 

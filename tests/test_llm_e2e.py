@@ -29,9 +29,10 @@ from test_planning_data import memory_path  # noqa: F401  (fixture)
 pytestmark = [pytest.mark.llm, pytest.mark.slow]
 
 DEMO = ROOT / "data" / "demo" / "demo.json"
-# sleep figures and a card round said in words, a run, a glucose screenshot whose OCR text stands in
-# for the image (the test model reads no images)
-ROUNDS = ("S4:R1", "S4:R3", "S12:R3", "S3:R3")
+# sleep figures said in words and a glucose screenshot whose OCR text stands in for the image (the test
+# model reads no images); more rounds and kinds of record run in bench/llm_eval.py (each round is a
+# model call of 15-30 s here)
+ROUNDS = ("S4:R1", "S3:R3")
 
 FREE = DEFAULT.with_(llm_mode="free")  # the planner tests below are about the model planning on its own
 
@@ -72,7 +73,7 @@ def test_extraction_on_demo_rounds_gives_observations_with_provenance(llm):
             from_llm += len(res.observations)
         else:
             assert ext.fallbacks and ext.fallbacks[-1][0] == rid  # recorded, and the rules answered
-    assert from_llm >= 3, "the local model grounded almost nothing on four rounds full of numbers"
+    assert from_llm >= 2, "the local model grounded almost nothing on two rounds full of numbers"
     usage = llm.meter.usage(task="extract")
     assert usage.calls >= len(ROUNDS) and usage.prompt_tokens > 0
 
@@ -82,8 +83,9 @@ def test_planner_returns_plans_that_validate_and_answers(llm, memory_path, embed
     con = duckdb.connect(str(memory_path))
     try:
         engine = QueryEngine(con, embedder, FREE, llm=llm)
-        traces = [engine.ask(q) for q in ("What was my average sleep hours in March 2026?",
-                                           "What did I name the kitten I adopted?")]
+        # one analytic question (a plan of several steps); retrieval questions through the model run in
+        # bench/llm_eval.py
+        traces = [engine.ask("What was my average sleep hours in March 2026?")]
         box = engine.toolbox()
         for t in traces:
             assert t.answer.text.strip()

@@ -39,6 +39,7 @@ from .align import (MIN_NAME, SLOT_COSINE, FieldStats, contrasting, field_stats,
                     recompute_field_stats, words_of)
 from .config import Config
 from .protocols import LLM, TextEncoder
+from .units import convert
 
 GROUP_SHARE = 0.5  # a field is in f's group when it was beside f in at least half of f's rounds
 CLOSE = 0.55  # one pair of a merge must be at least this close by name evidence or cosine
@@ -98,8 +99,15 @@ def _fit(a: FieldStats, b: FieldStats) -> bool:
         return False
     if None in (a.vmin, a.vmax, b.vmin, b.vmax):
         return True
-    pad = 0.1 * max(abs(a.vmax), abs(b.vmax), 1e-9)
-    return a.vmin <= b.vmax + pad and b.vmin <= a.vmax + pad
+    bmin, bmax = b.vmin, b.vmax
+    if a.unit and b.unit and a.unit != b.unit:
+        # "Mix volume 2500 ml" on one device, "dilution 2.5 L" on the other: ranges compared in one unit
+        lo, hi = convert(b.vmin, b.unit, a.unit), convert(b.vmax, b.unit, a.unit)
+        if lo is None or hi is None:
+            return False
+        bmin, bmax = lo, hi
+    pad = 0.1 * max(abs(a.vmax), abs(bmax), 1e-9)
+    return a.vmin <= bmax + pad and bmin <= a.vmax + pad
 
 
 def _closeness(a: str, b: str, similar: Similarity | None) -> float:
@@ -120,9 +128,10 @@ def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, Fi
     """The one pairing of every field of `small` with a field of `large` (fit, names not unlike,
     names not contrasting), or None when there is none or more than one.
 
-    lenient (the two groups share a number field): one field of two or more may pair by fit alone,
-    its names unlike ("net" in kg on one scale, "harvest" in kg on the other, both beside "frames"
-    and a moisture %): the shared field and the other pairs already say it is one kind of record."""
+    lenient: one field of two or more may pair by fit alone, its names unlike ("net" in kg on one
+    scale, "harvest" in kg on the other, both beside "frames" and a moisture %; "H2O" and
+    "irrigation" in mL beside "SM" and "soil moisture"): the caller asks for a shared field or a
+    pair close in name, which with the other pairs says it is one kind of record."""
     options = {a: [b for b in large if _fit(stats[a], stats[b]) and not contrasting(_base(a), _base(b))
                    and _not_unlike(a, b, similar)] for a in small}
     empty = [a for a, o in options.items() if not o]
@@ -154,7 +163,8 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
             if not ra or not rb:
                 continue
             small, large = (ra, rb) if (len(ra), sorted(ra)) <= (len(rb), sorted(rb)) else (rb, ra)
-            pairs = pairing(small, large, stats, similar, lenient=bool(shared))
+            # (one pair may be unlike in name: the shared field, or another pair close in name, vouches)
+            pairs = pairing(small, large, stats, similar, lenient=True)
             if pairs is None or not _apart(pairs, stats):
                 continue
             if not shared and max(_closeness(x, y, similar) for x, y in pairs.items()) < CLOSE:

@@ -100,3 +100,14 @@ def test_a_calendar_noun_after_the_value_does_not_replace_its_label():
 def test_a_name_with_an_ampersand_closes_a_list():
     d = _ex("Sent an invoice. Total came in at 1296.96 USD, time at 12 h and client Pine & Sons.")
     assert d["client"].raw_value == "Pine & Sons"
+
+
+def test_a_name_closing_a_list_of_readings_is_what_the_entry_is_about():
+    from core.extract.rules import extract_text
+
+    got = {f.attribute: f.raw for f in extract_text("Day 4 — 54.7 centimetres height, 37 new leaves, Fiddle leaf fig",
+                                                    structured=False)}
+    assert got == {"height": "54.7 centimetres", "new_leaves": "37", "item": "Fiddle leaf fig"}
+    # a lower-case last word of a short list is no name
+    assert "item" not in {f.attribute for f in extract_text("Day 4 — 54.7 cm height, 37 leaves, nice",
+                                                            structured=False)}

@@ -19,7 +19,8 @@ from core.store import Store
 
 
 def stats(name, unit, lo, hi, rounds, companions, kind="number"):
-    return FieldStats(name, kind, unit, {"kg": "mass", "EUR": "currency", "€": "currency"}.get(unit, unit),
+    return FieldStats(name, kind, unit, {"kg": "mass", "EUR": "currency", "€": "currency", "mL": "volume",
+                                         "L": "volume"}.get(unit, unit),
                       lo, hi, rounds, companions)
 
 
@@ -162,11 +163,37 @@ def test_with_a_field_in_common_one_pair_may_be_unlike_in_name():
         "net": stats("net", "kg", 7, 21, 5, {"frames": 5, "moisture": 5}),
         "moisture": stats("moisture", "%", 16, 20, 5, {"frames": 5, "net": 5}),
     }
-    sim = lambda a, b: 1.0 if a == b else 0.54 if {a, b} == {"moisture", "water_content"} else 0.2  # noqa: E731
+    sim = lambda a, b: 1.0 if a == b else 0.45 if {a, b} == {"moisture", "water_content"} else 0.2  # noqa: E731
     assert {(m.source, m.target) for m in plan_merges(s, sim)} == {("net", "harvest"), ("moisture", "water_content")}
-    # two unlike pairs are too many, and without the shared field an unlike pair never joins
+    # two unlike pairs are too many; without the shared field one pair must be close in name
     assert plan_merges(s, lambda a, b: 1.0 if a == b else 0.2) == []
     apart = {k: v for k, v in s.items() if k != "frames"}
     apart = {k: stats(k, v.unit, v.vmin, v.vmax, v.rounds, {c: n for c, n in v.companions.items() if c != "frames"})
              for k, v in apart.items()}
     assert plan_merges(apart, sim) == []
+
+
+def test_without_a_field_in_common_a_pair_close_in_name_vouches_for_an_unlike_one():
+    # device A: H2O (mL), SM (%); device B: irrigation (mL), soil moisture (%): "sm" is its initials
+    s = {
+        "h2o": stats("h2o", "mL", 134, 741, 7, {"sm": 5}),
+        "sm": stats("sm", "%", 14, 59, 5, {"h2o": 5}),
+        "irrigation": stats("irrigation", "mL", 129, 848, 7, {"soil_moisture": 7}),
+        "soil_moisture": stats("soil_moisture", "%", 13, 54, 7, {"irrigation": 7}),
+    }
+    unlike = lambda a, b: 1.0 if a == b else 0.2  # noqa: E731
+    assert {(m.source, m.target) for m in plan_merges(s, unlike)} == {("h2o", "irrigation"), ("sm", "soil_moisture")}
+
+
+def test_ranges_in_two_units_of_one_dimension_are_compared_converted():
+    # "Mix volume 2500 ml" on one device, "dilution 2.5 L" on the other, each beside a dose in mL
+    s = {
+        "mix_volume": stats("mix_volume", "mL", 1600, 3100, 3, {"dose": 3}),
+        "dose": stats("dose", "mL", 3, 14, 9, {"mix_volume": 3, "dilution": 6}),
+        "dilution": stats("dilution", "L", 1.3, 5.0, 6, {"dose": 6}),
+    }
+    sim = lambda a, b: 1.0 if a == b else 0.4 if {a, b} == {"mix_volume", "dilution"} else 0.2  # noqa: E731
+    assert [(m.source, m.target) for m in plan_merges(s, sim)] == [("mix_volume", "dilution")]
+    # the same numbers read as litres on both sides do not overlap
+    s["mix_volume"] = stats("mix_volume", "L", 1600, 3100, 3, {"dose": 3})
+    assert plan_merges(s, sim) == []

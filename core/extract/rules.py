@@ -1343,7 +1343,10 @@ def _list_texts(text: str, found: list[Found]) -> list[Found]:
                 if name:
                     out.append(Found(name, text[v0:i1], v0, i1, "text", None, None, label))
                     continue
-            if len(words) > 3 or not (n == 0 or (n == len(items) - 1 and after_and)):
+            # the thing an entry is about opens the list, closes it after "and", or closes a list of three
+            # or more items as a name ("Day 4 — 54.7 cm height, 37 new leaves, Fiddle leaf fig")
+            closing_name = n == len(items) - 1 and len(items) >= 3 and words[0][:1].isupper()
+            if len(words) > 3 or not (n == 0 or (n == len(items) - 1 and after_and) or closing_name):
                 continue
             out.append(Found("item", item, i0, i1, "text", None, None, ""))
     return out

@@ -45,6 +45,7 @@ GROUP_SHARE = 0.5  # a field is in f's group when it was beside f in at least ha
 CLOSE = 0.55  # one pair of a merge must be at least this close by name evidence or cosine
 MIN_ROUNDS = 2  # a group's field needs this many rounds to stand for a kind of record
 TOGETHER = 0.2  # two groups are apart when their fields shared at most this share of rounds
+STRUCTURAL = 3  # this many quantities pairing one to one by kind, unit and range need no name evidence
 
 
 @dataclass(frozen=True)
@@ -132,12 +133,16 @@ def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, Fi
     scale, "harvest" in kg on the other, both beside "frames" and a moisture %; "H2O" and
     "irrigation" in mL beside "SM" and "soil moisture"): the caller asks for a shared field or a
     pair close in name, which with the other pairs says it is one kind of record."""
-    options = {a: [b for b in large if _fit(stats[a], stats[b]) and not contrasting(_base(a), _base(b))
-                   and _not_unlike(a, b, similar)] for a in small}
+    def fits(a):
+        return [b for b in large if _fit(stats[a], stats[b]) and not contrasting(_base(a), _base(b))]
+    options = {a: [b for b in fits(a) if _not_unlike(a, b, similar)] for a in small}
     empty = [a for a, o in options.items() if not o]
     if lenient and len(empty) == 1 and len(small) >= 2:
-        a = empty[0]
-        options[a] = [b for b in large if _fit(stats[a], stats[b]) and not contrasting(_base(a), _base(b))]
+        options[empty[0]] = fits(empty[0])
+    elif lenient and len(small) >= STRUCTURAL and any(stats[a].unit for a in small):
+        # three or more quantities, one with a unit, that pair one to one by kind, unit and range alone
+        # ("qty sold, takings €, left over" on a till's photo; "units, revenue €, unsold" in the text)
+        options = {a: fits(a) for a in small}
     if any(not o for o in options.values()):
         return None
     out: dict[str, str] = {}
@@ -167,8 +172,16 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
             pairs = pairing(small, large, stats, similar, lenient=True)
             if pairs is None or not _apart(pairs, stats):
                 continue
-            if not shared and max(_closeness(x, y, similar) for x, y in pairs.items()) < CLOSE:
-                continue  # without a field in common, one pair must be close in name
+            if not shared and len(pairs) < STRUCTURAL and max(_closeness(x, y, similar)
+                                                           for x, y in pairs.items()) < CLOSE:
+                continue  # without a field in common, one pair must be close in name (or three pair)
+            unlike = [x for x, y in pairs.items() if not _not_unlike(x, y, similar)]
+            if unlike and not shared and len(pairs) < STRUCTURAL and max(
+                    (name_evidence(_base(x), _base(y))[0] for x, y in pairs.items() if x not in unlike),
+                    default=0.0) < CLOSE:
+                # a pair unlike in name needs another that is close by its letters ("sm" / "soil moisture"),
+                # not by the encoder alone ("session duration" / "minutes spent duration" share a unit word)
+                continue
             found[small] = pairs
     merges: list[Merge] = []
     moved: set[str] = set()

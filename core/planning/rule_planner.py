@@ -551,8 +551,11 @@ class RulePlanner:
             def hit(w, pool):
                 return w in pool or any(abbreviates(w, x) or abbreviates(x, w) for x in pool)
             share = about.get(t.table_name, 0.0)
+            # (the rows' table by its rounds in proportion to how many of them name the rows: "games" is
+            # said in every game round, and in half the rounds of blitz sessions, "12 games played")
+            top = max((about.get(x, 0.0) for x in of_rows), default=0.0)
             lex = sum(1 for w in qt if hit(w, words_t)) + (3 if noun and hit(noun, tw) else 0) + (
-                4 if t.table_name in of_rows else 0)
+                4 * share / top if t.table_name in of_rows and top > 0 else 0)
             key = (lex, share, prior.get(t.table_name, 0.0))
             if lex > 0 and (best_key is None or key > best_key):
                 best_key, table = key, t.table_name
@@ -672,6 +675,20 @@ class RulePlanner:
             if len(cond) < len(a.conditions) and not cat_filters:
                 # "how many X had a Y over 3": no column holds Y, so no table's rows can be counted
                 return Decision(a, notes=tuple(notes + ["a condition matches no column; nothing to count"]))
+            if cond and not cat_filters and kind == "count":
+                # "how many games had a rating under 1522": the counted rows' table, when it holds a
+                # column for every condition, before the table a condition's words alone point to (the
+                # noun "games" is also a column of blitz sessions); the noun is not the condition's quantity
+                counted = self._counted_table(a, tables, prior)
+                noun_words = set(tokens(self._counted_phrase(a) or ""))
+                bare = replace(a, conditions=tuple(
+                    replace(c, context=" ".join(w for w in c.context.split() if stem(w.lower()) not in noun_words)
+                            or c.context) for c in a.conditions))
+                own = self._condition_filters(bare, [t for t in tables if t.table_name == counted], prior) \
+                    if counted else []
+                if counted and len(own) == len(a.conditions) and counted != cond[0][0]:
+                    notes.append(f"the {self._counted_phrase(a)} are rows of {counted}: conditions read there")
+                    cond = own
             if cond or cat_filters:
                 table = (cond or cat_filters)[0][0]
             else:

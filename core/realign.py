@@ -46,6 +46,7 @@ CLOSE = 0.55  # one pair of a merge must be at least this close by name evidence
 MIN_ROUNDS = 2  # a group's field needs this many rounds to stand for a kind of record
 TOGETHER = 0.2  # two groups are apart when their fields shared at most this share of rounds
 STRUCTURAL = 3  # this many quantities pairing one to one by kind, unit and range need no name evidence
+VOUCH = 0.8  # name evidence of a pair that vouches for an unlike one (initials, the same words in another form)
 
 
 @dataclass(frozen=True)
@@ -178,9 +179,10 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
             unlike = [x for x, y in pairs.items() if not _not_unlike(x, y, similar)]
             if unlike and not shared and len(pairs) < STRUCTURAL and max(
                     (name_evidence(_base(x), _base(y))[0] for x, y in pairs.items() if x not in unlike),
-                    default=0.0) < CLOSE:
-                # a pair unlike in name needs another that is close by its letters ("sm" / "soil moisture"),
-                # not by the encoder alone ("session duration" / "minutes spent duration" share a unit word)
+                    default=0.0) < VOUCH:
+                # a pair unlike in name needs another that is one name by its letters ("sm" / "soil moisture"),
+                # not by the encoder ("session duration" / "minutes spent duration" share a unit word) nor a
+                # word more or less ("temp" / "dough temp": two kinds of record both take temperatures)
                 continue
             found[small] = pairs
     merges: list[Merge] = []

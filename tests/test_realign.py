@@ -229,3 +229,15 @@ def test_three_quantities_pairing_by_kind_unit_and_range_need_no_name_evidence()
     unlike = lambda a, b: 1.0 if a == b else 0.2  # noqa: E731
     assert {(m.source, m.target) for m in plan_merges(s, unlike)} == {
         ("qty_sold", "units"), ("takings", "revenue"), ("left_over", "unsold")}
+
+
+def test_a_word_more_or_less_does_not_vouch_for_an_unlike_pair():
+    # starter (temp, rise %) and proof (dough temp, water %): "temp" is "dough temp" with a word less
+    s = {
+        "temp": stats("temp", "°C", 20, 28, 36, {"up": 11}),
+        "up": stats("up", "%", 60, 140, 11, {"temp": 11}),
+        "dough_temp": stats("dough_temp", "°C", 22, 27, 20, {"water": 13}),
+        "water": stats("water", "%", 65, 80, 13, {"dough_temp": 13}),
+    }
+    sim = lambda a, b: 1.0 if a == b else 0.6 if "temp" in a and "temp" in b else 0.2  # noqa: E731
+    assert plan_merges(s, sim) == []

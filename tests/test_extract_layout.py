@@ -114,3 +114,10 @@ def test_labels_merged_in_one_box_split_after_units_and_abbreviations():
     assert d["fr"].number == 8 and d["moisture"].number == 18.5 and d["moisture"].unit == "%"
     # as many words as values but no unit or period to cut at: the labels are not guessed
     assert "net" not in _ocr("Extractor Log\nNet weight frames moisture\n18.14 | 8 | 18.5")
+
+
+def test_a_row_of_values_ocr_merged_is_not_read_side_by_side_under_its_labels():
+    # four labels over three boxes (the last holds two values): the text value is the recipe, not a label
+    d = _ocr("BakeBook\nRecipe | Flour weight | Temp | Time\nsourdough | 399 g | 219 degC 60 mins\nDetails")
+    assert d["recipe"].raw_value == "sourdough" and d["flour_weight"].number == 399
+    assert d["temp"].number == 219 and d["duration"].number == 60 and "sourdough" not in d

@@ -1592,26 +1592,6 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
         0 <= j < len(rows) and len(rows[j]) == len(r) and all(c.is_label for c in rows[j]) for j in (k - 1, k + 1))
         for k, r in enumerate(rows))
 
-    for k, row in enumerate(rows):
-        above_row = rows[k - 1] if k else []
-        if len(row) > 2 and len(above_row) == len(row) and all(c.is_label for c in above_row):
-            continue
-        if len(row) >= 2 and grid_row(k):
-            continue
-        for c1, c2 in zip(row, row[1:]):
-            if c1.is_label and c2.is_value and c2.values[0].start not in used:
-                pair(c1, c2)
-    # "Customer. | Quill Books" in a key/value table (another row pairs a label with a value)
-    kv_table = sum(1 for r in rows if len(r) == 2 and r[0].is_label and r[1].is_value) >= 1
-    for k, row in enumerate(rows):
-        nxt = rows[k + 1] if k + 1 < len(rows) else []
-        # (a row of labels over a row of values: also when OCR merged two values into one box, "21.36 | 14 16.7")
-        header = len(nxt) == len(row) and all(c.is_value or (len(c.values) >= 2 and not re.search(r"[A-Za-z]{2,}", c.text))
-                                              for c in nxt)
-        if len(row) == 2 and row[0].is_label and text_cell(row[1]) and not header and (kv_table or labelish(row[0])) \
-                and not any(0 <= j < len(rows) and len(rows[j]) == 2 and grid_row(j) for j in (k - 1, k + 1)):
-            pair_text(row[0], row[1])  # (not the caption row of a grid: "Air temp | Humidity" under values)
-
     def split_values(row: list[_Cell], trailing_text: bool = False) -> list[_Cell]:
         """Cells OCR merged ("16 11", "0.09 mg/L 6 mg/L") split into one cell per value; with `trailing_text`
         also a word after the last value ("320 12.5 EUR mystery" -> 320, 12.5 EUR, mystery)."""
@@ -1721,6 +1701,29 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
         if not paired:
             return 0
         return sum(1 for k in range(1, min(paired)) if all(c.is_label for c in rows[k]))
+
+    for k, row in enumerate(rows):
+        above_row = rows[k - 1] if k else []
+        if len(row) > 2 and len(above_row) == len(row) and all(c.is_label for c in above_row):
+            continue
+        if len(above_row) > len(row) >= 2 and all(c.is_label for c in above_row) and \
+                len(split_values(row)) == len(above_row):
+            continue  # "sourdough | 399 g | 219 degC 60 mins" under four labels: values of the row above
+        if len(row) >= 2 and grid_row(k):
+            continue
+        for c1, c2 in zip(row, row[1:]):
+            if c1.is_label and c2.is_value and c2.values[0].start not in used:
+                pair(c1, c2)
+    # "Customer. | Quill Books" in a key/value table (another row pairs a label with a value)
+    kv_table = sum(1 for r in rows if len(r) == 2 and r[0].is_label and r[1].is_value) >= 1
+    for k, row in enumerate(rows):
+        nxt = rows[k + 1] if k + 1 < len(rows) else []
+        # (a row of labels over a row of values: also when OCR merged two values into one box, "21.36 | 14 16.7")
+        header = len(nxt) == len(row) and all(c.is_value or (len(c.values) >= 2 and not re.search(r"[A-Za-z]{2,}", c.text))
+                                              for c in nxt)
+        if len(row) == 2 and row[0].is_label and text_cell(row[1]) and not header and (kv_table or labelish(row[0])) \
+                and not any(0 <= j < len(rows) and len(rows[j]) == 2 and grid_row(j) for j in (k - 1, k + 1)):
+            pair_text(row[0], row[1])  # (not the caption row of a grid: "Air temp | Humidity" under values)
 
     # label above value, or value above label ("7h 12m" over "Study"): the reading that pairs more cells
     above, below = vertical(True), vertical(False)

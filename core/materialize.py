@@ -66,6 +66,7 @@ import duckdb
 from .errors import LLMError
 from .model import Column, Observation, Schema
 from .protocols import LLM
+from .units import convert
 
 IDENT_RE = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 CONTRACT_COLUMNS = (
@@ -241,6 +242,31 @@ def cell(dtype: str, raw: str | None, number: float | None, text_value: str | No
     if text_value:
         return text_value
     return raw if raw is not None else (f"{number:g}" if number is not None else None)
+
+
+def in_column_unit(value, unit: str | None, column: Mapping) -> object:
+    """A number read in `unit` stored in its column's unit ("0.28 kg" in a column of grams: 280), so
+    that sums and averages mean something; unchanged when the units are equal, unknown or do not
+    convert (another currency)."""
+    cu = column.get("unit")
+    if column.get("dtype") != "DOUBLE" or value is None or not unit or not cu or unit == cu:
+        return value
+    converted = convert(float(value), unit, cu)
+    return value if converted is None else round(converted, 9)
+
+
+def other_units_note(unit: str | None, others: Sequence[str]) -> str:
+    """The column description for values read in several units: which were converted to the column's."""
+    if not unit or not others:
+        return ""
+    conv = [u for u in others if convert(1.0, u, unit) is not None]
+    kept = [u for u in others if u not in conv]
+    parts = [f"values in {unit}"]
+    if conv:
+        parts.append(f"also reported in {', '.join(conv)} (converted)")
+    if kept:
+        parts.append(f"also reported in {', '.join(kept)} (not converted)")
+    return "; ".join(parts)
 
 
 def alias_of(attribute: str, columns: Sequence[str]) -> str | None:
@@ -568,8 +594,7 @@ class Materializer:
                                  f"SET DATA TYPE {p.dtype} USING NULL")
                 c["dtype"] = p.dtype
                 c["unit"] = p.unit if p.dtype == "DOUBLE" else None
-                c["description"] = (f"values in {p.unit}; also reported in {', '.join(p.other_units)} "
-                                    f"(not converted)") if p.dtype == "DOUBLE" and p.other_units else ""
+                c["description"] = other_units_note(p.unit, p.other_units) if p.dtype == "DOUBLE" else ""
                 changed.append(f"{t.table_name}.{c['name']}")
                 moved = True
             if moved:
@@ -653,9 +678,7 @@ class Materializer:
                 u = lc.get("unit")
                 if dtype == "DOUBLE" and isinstance(u, str) and 0 < len(u.strip()) <= 20:
                     unit = u.strip()
-            desc = ""
-            if dtype == "DOUBLE" and p.other_units:
-                desc = f"values in {unit}; also reported in {', '.join(p.other_units)} (not converted)"
+            desc = other_units_note(unit, p.other_units) if dtype == "DOUBLE" else ""
             name = column_name(a, taken)
             taken.add(name)
             cols.append({"name": name, "attribute": a, "dtype": dtype, "unit": unit if dtype == "DOUBLE" else None,
@@ -854,7 +877,7 @@ class Materializer:
                 continue
             if c["name"] in values[rid]:
                 continue  # first observation of the attribute in the round wins
-            v = cell(c["dtype"], raw, num, tv)
+            v = in_column_unit(cell(c["dtype"], raw, num, tv), unit, c)
             if v is not None:
                 values[rid][c["name"]] = (v, seq)
         for rid, seq, c, raw, num, tv in aliased:

@@ -465,3 +465,31 @@ def test_settling_keeps_a_type_the_llm_chose_while_the_values_allow_it(store, qu
     m.apply(1, SLEEP, 4)
     assert m.settle_types(4) == ()
     assert columns(con, "nightly_sleep")["sleep_score"] == "VARCHAR"
+
+
+def test_a_columns_other_names_are_those_of_its_field_not_of_a_field_named_like_the_column(store):
+    from core.planning.metadata import load_catalog
+
+    con = store.con
+    # a second kind of record's temperature is the field temp~2 ("oven temp"); the field temp is a starter's
+    for i in range(1, 4):
+        add_round(con, i, [("temp~2", f"{220 + i} C", 220.0 + i, "°C"), ("flour", f"{400 + i} g", 400.0 + i, "g")])
+    con.execute("INSERT INTO field_aliases VALUES ('oven_temp', 'temp~2', 1, 0.7, '{}', 'auto'), "
+                "('temperature', 'temp', 1, 0.9, '{}', 'auto')")
+    name = Materializer(con).apply(1, ("temp~2", "flour"), 3).schema.table_name
+    cols = {c.name: c for c in load_catalog(con)[name].columns}
+    assert "temp" in cols and "oven_temp" in cols["temp"].aliases and "temperature" not in cols["temp"].aliases
+
+
+def test_a_value_read_in_another_unit_of_the_dimension_is_stored_in_the_columns_unit(store):
+    con = store.con
+    for i in range(1, 5):
+        add_round(con, i, [("flour", f"{400 + i} g", 400.0 + i, "g"), ("oven", f"{220 + i} C", 220.0 + i, "°C")])
+    add_round(con, 5, [("flour", "0.28 kg", 0.28, "kg"), ("oven", "241 C", 241.0, "°C")])
+    add_round(con, 6, [("flour", "$3", 3.0, "$"), ("oven", "230 C", 230.0, "°C")])  # no factor: kept as read
+    ch = Materializer(con).apply(1, ("flour", "oven"), 6)
+    name = ch.schema.table_name
+    flour = dict(con.execute(f"SELECT source, flour FROM {name}").fetchall())
+    assert flour["S1:R5"] == pytest.approx(280.0) and flour["S1:R1"] == 401.0 and flour["S1:R6"] == 3.0
+    desc = next(c.description for c in ch.schema.columns if c.name == "flour")
+    assert "kg (converted)" in desc and "$ (not converted)" in desc

@@ -203,7 +203,7 @@ class ColumnChoice:
 # made ("One row per X record ... First recorded 4 Mar 2025. Read from images"), not what it holds
 _TEMPLATE_WORDS = frozenset(tokens("one row per record first recorded read from text images image and "
                                    "jan feb mar apr may jun jul aug sep sept oct nov dec values also reported "
-                                   "not converted") )
+                                   "not converted converted") )
 
 
 def description_words(description: str) -> list[str]:

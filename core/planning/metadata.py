@@ -213,7 +213,9 @@ def load_catalog(con: duckdb.DuckDBPyConnection, samples: int = 3) -> dict[str, 
             cols.append(ColumnMeta(
                 name=cname, dtype=dtype, unit=d.get("unit") or None, description=d.get("description") or "",
                 samples=sample_vals, categories=cats, category_counts=counts, base=cname in BASE_COLUMNS,
-                aliases=aliases.get(cname, ()) if cname not in BASE_COLUMNS else (),
+                # (by the column's field: "temp" of a second kind of record holds the field temp~2, whose
+                # other names are its own, "oven temp", not those of the field called temp)
+                aliases=aliases.get(str(d.get("attribute") or cname), ()) if cname not in BASE_COLUMNS else (),
                 n_values=int(filled.get(cname) or 0)))
         out[name] = TableMeta(table_name=name, description=desc or "", columns=tuple(cols), n_rows=int(n_rows),
                               schema_id=sid)

@@ -841,6 +841,15 @@ class FieldStats:
     vmax: float | None
     rounds: int
     companions: Mapping[str, int]
+    text: tuple[float, ...] | None = None  # the sum of its rounds' text vectors (None: not embedded)
+
+    def text_cosine(self, other: "FieldStats") -> float | None:
+        """How alike the rounds of two fields read (cosine of their text sums), None when either lacks one."""
+        if self.text is None or other.text is None:
+            return None
+        a, b = np.asarray(self.text, dtype=np.float64), np.asarray(other.text, dtype=np.float64)
+        denom = float(np.linalg.norm(a) * np.linalg.norm(b))
+        return float(a @ b / denom) if denom else None
 
 
 def field_stats(con) -> dict[str, FieldStats]:
@@ -849,7 +858,8 @@ def field_stats(con) -> dict[str, FieldStats]:
     out = {}
     for name, data in con.execute("SELECT field, stats FROM fields").fetchall():
         f = _Field.from_json(name, data)
-        out[name] = FieldStats(name, f.kind, f.unit, f.dimension, f.vmin, f.vmax, f.rounds, dict(f.companions))
+        out[name] = FieldStats(name, f.kind, f.unit, f.dimension, f.vmin, f.vmax, f.rounds, dict(f.companions),
+                               tuple(float(x) for x in f.text_sum) if f.text_sum is not None else None)
     return out
 
 

@@ -46,6 +46,7 @@ CLOSE = 0.55  # one pair of a merge must be at least this close by name evidence
 MIN_ROUNDS = 2  # a group's field needs this many rounds to stand for a kind of record
 TOGETHER = 0.2  # two groups are apart when their fields shared at most this share of rounds
 STRUCTURAL = 3  # this many quantities pairing one to one by kind, unit and range need no name evidence
+TEXT_ALIKE = 0.55  # mean cosine of the round texts of pairs that have no name evidence
 VOUCH = 0.8  # name evidence of a pair that vouches for an unlike one (initials, the same words in another form)
 
 
@@ -177,6 +178,12 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
                                                            for x, y in pairs.items()) < CLOSE:
                 continue  # without a field in common, one pair must be close in name (or three pair)
             unlike = [x for x, y in pairs.items() if not _not_unlike(x, y, similar)]
+            if len(unlike) >= 2:
+                # paired by kind, unit and range alone: their rounds must read alike too (a till's photo and
+                # the market-day text, 0.6; a shop receipt's total/tax/items and a payment's, 0.4-0.45)
+                alike = [stats[x].text_cosine(stats[y]) for x, y in pairs.items()]
+                if None in alike or sum(alike) / len(alike) < TEXT_ALIKE:
+                    continue
             if unlike and not shared and len(pairs) < STRUCTURAL and max(
                     (name_evidence(_base(x), _base(y))[0] for x, y in pairs.items() if x not in unlike),
                     default=0.0) < VOUCH:

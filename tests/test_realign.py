@@ -216,7 +216,9 @@ def test_an_unlike_pair_is_not_vouched_for_by_the_encoder_alone():
     assert plan_merges(s, sim) == []
 
 
-def test_three_quantities_pairing_by_kind_unit_and_range_need_no_name_evidence():
+def test_three_quantities_pairing_by_kind_unit_and_range_need_no_name_evidence_when_their_rounds_read_alike():
+    from dataclasses import replace
+
     # a till's photo (qty sold, takings €, left over) and the text (units, revenue €, unsold)
     s = {
         "qty_sold": stats("qty_sold", None, 18, 50, 8, {"takings": 8, "left_over": 7}),
@@ -227,8 +229,14 @@ def test_three_quantities_pairing_by_kind_unit_and_range_need_no_name_evidence()
         "unsold": stats("unsold", None, 0, 10, 13, {"units": 13, "revenue": 13}),
     }
     unlike = lambda a, b: 1.0 if a == b else 0.2  # noqa: E731
-    assert {(m.source, m.target) for m in plan_merges(s, unlike)} == {
+    photo, text, other = (1.0, 0.2, 0.0), (0.8, 0.6, 0.0), (0.3, 0.0, 0.95)  # cosines 0.82 and 0.30
+    market = {k: replace(v, text=photo if k in ("qty_sold", "takings", "left_over") else text) for k, v in s.items()}
+    assert {(m.source, m.target) for m in plan_merges(market, unlike)} == {
         ("qty_sold", "units"), ("takings", "revenue"), ("left_over", "unsold")}
+    # the same shapes from rounds that read otherwise (a receipt's total, tax, items beside a payment's): apart
+    apart = {k: replace(v, text=photo if k in ("qty_sold", "takings", "left_over") else other) for k, v in s.items()}
+    assert plan_merges(apart, unlike) == []
+    assert plan_merges(s, unlike) == []  # no texts: no evidence beyond the shapes
 
 
 def test_a_word_more_or_less_does_not_vouch_for_an_unlike_pair():

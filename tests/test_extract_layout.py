@@ -121,3 +121,12 @@ def test_a_row_of_values_ocr_merged_is_not_read_side_by_side_under_its_labels():
     d = _ocr("BakeBook\nRecipe | Flour weight | Temp | Time\nsourdough | 399 g | 219 degC 60 mins\nDetails")
     assert d["recipe"].raw_value == "sourdough" and d["flour_weight"].number == 399
     assert d["temp"].number == 219 and d["duration"].number == 60 and "sourdough" not in d
+
+
+def test_one_box_of_values_and_a_name_under_as_many_labels_is_cut_at_the_values():
+    d = _ocr("QuickBill\nAMOUNT: | BILL TO: | HRS:\n1313.93 USD Pine & Co 39.7 hrs\nOrder #27657630")
+    assert d["amount"].number == 1313.93 and d["bill"].raw_value == "Pine & Co"
+    assert d["hrs_duration"].number == 39.7 * 60 and "pine" not in d
+    # more pieces than labels: nothing is guessed
+    d = _ocr("QuickBill\nAMOUNT: | HRS:\n1313.93 USD Pine & Co 39.7 hrs")
+    assert "bill" not in d and all(o.raw_value != "Pine & Co" for o in d.values())

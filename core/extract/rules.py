@@ -1637,6 +1637,33 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
             out_row.append(c)
         return out_row
 
+    def split_mixed(row: list[_Cell], n: int) -> list[_Cell]:
+        """Boxes OCR merged across values and texts ("1313.93 USD Pine & Co 39.7 hrs" under "AMOUNT: |
+        BILL TO: | HRS:") cut at every value's ends, when that gives exactly `n` cells and each text
+        between values is a short name; else `row` unchanged."""
+        out_row: list[_Cell] = []
+        for c in row:
+            vs = sorted(c.values, key=lambda v: v.start)
+            if c.is_value or not vs:
+                out_row.append(c)
+                continue
+            pos, end = c.start, c.start + len(c.text)
+            for v in vs + [None]:
+                stop = v.start if v is not None else end
+                gap = text[pos:stop]
+                if gap.strip():
+                    g0 = pos + len(gap) - len(gap.lstrip())
+                    out_row.append(_Cell(gap.strip(), g0, (), False, False))
+                if v is not None:
+                    out_row.append(_Cell(v.raw, v.start, (v,), False, True))
+                    pos = v.end
+        pieces = [c for c in out_row if c not in row]
+        if len(out_row) != n or not all(c.is_value or (text_cell(c) and re.fullmatch(r"[A-Za-z][A-Za-z .'&-]*", c.text))
+                                       for c in pieces):
+            return row
+        leading_split.update(id(c) for c in pieces)
+        return out_row
+
     def split_labels(labels: list[_Cell], n: int, words: bool = False) -> list[_Cell]:
         """Label cells OCR merged into one box, split into `n` labels at the ends of their units in
         parentheses ("Chlorine (ppm) Acid (pH)"), or of those and abbreviations ("Net (KG) Fr."), else, with `words` (OCR merged the values below as well:
@@ -1676,6 +1703,8 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
                     vrow = split_values(vrow, trailing_text=True)  # "320 12.5 EUR mystery"
                 if len(vrow) < len(labels):
                     vrow = split_leading(vrow, len(labels))  # "Tank B 12" under "Tank | Depth"
+                if len(vrow) < len(labels):
+                    vrow = split_mixed(vrow, len(labels))  # "1313.93 USD Pine & Co 39.7 hrs" under three labels
             if labels and len(labels) == len(lrow) and all(c.is_value or text_cell(c) for c in vrow) \
                     and len(vrow) > len(labels):
                 labels = split_labels(labels, len(vrow), merged)  # "Chlorine (ppm) Acid (pH) Water (°C)" over 3 values

@@ -56,3 +56,30 @@ def test_real_encoder_picks_the_right_columns(real_memory, minilm):
     assert sum(w["activity"] == "swim" for w in WORKOUTS) == eng.ask(
         "How many times did I go swimming?").steps[-1].value["value"]
     con.close()
+
+
+def _greenhouse_history() -> dict:
+    """Two kinds of record: waterings (soil moisture %, water ml) and humidity checks printed as "RH"."""
+    sessions = []
+    for d in range(24):
+        iso = f"2025-06-{d + 1:02d}"
+        rounds = [{"round": f"S{d}:R1", "time": f"{iso}T08:00:00",
+                   "user": f"Watering done: soil moisture {20 + d} %, water {300 + 10 * d} ml", "assistant": "Noted."}]
+        if d % 2 == 0:
+            rounds.append({"round": f"S{d}:R2", "time": f"{iso}T18:00:00",
+                           "user": f"Humidity check: RH {50 + d} %, temp {21 + d % 3} C", "assistant": "Ok."})
+        sessions.append({"session_id": f"S{d}", "date": iso, "dialogues": rounds})
+    return {"character_profile": {"name": "Ada"}, "multi_session_dialogues": sessions, "human-annotated QAs": []}
+
+
+@pytest.mark.slow
+def test_a_word_the_rounds_of_one_table_say_beats_a_like_column_elsewhere(tmp_path, minilm):
+    from conftest import FakeImageEncoder, built_memory
+    from core.query import make_engine
+
+    with built_memory(tmp_path, "greenhouse", _greenhouse_history()) as (store, _):
+        eng = make_engine(store, DEFAULT, text_encoder=minilm, image_encoder=FakeImageEncoder())
+        t = eng.ask("What was my highest humidity?")
+        # "humidity" is said only in the checks' rounds; soil moisture (also in %) is close in meaning only
+        assert t.answer.text.startswith(f"{50 + 22} %"), (t.answer.text, t.plan.notes)
+        assert eng.ask("What was my lowest humidity?").answer.text.startswith("50 %")

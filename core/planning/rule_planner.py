@@ -452,7 +452,8 @@ class RulePlanner:
                 return w
         return None
 
-    def _column_of_rows(self, a: Analysis, numeric: list[ColumnChoice], tables: list[TableMeta]) -> ColumnChoice | None:
+    def _column_of_rows(self, a: Analysis, numeric: list[ColumnChoice], tables: list[TableMeta],
+                        like: ColumnChoice | None = None) -> ColumnChoice | None:
         """When no column's name supports the question but its words name one table's rows ("how much resin"
         beside a table pour_log whose rounds say "resin pour"): that table's quantity. Among its
         candidate columns: for "how much" an amount (mass, volume, money), then one of the dimension the
@@ -484,7 +485,10 @@ class RulePlanner:
             k, c = k_c
             amount = c.dimension in ("mass", "volume", "currency") if much else False
             named = bool(set(tokens(c.column)) & tw)  # the field the table is named after: its main quantity
-            return (not amount, not (implied and c.dimension == implied), not named, k)
+            # (`like`: a column elsewhere close in meaning says what kind of quantity is meant: "humidity"
+            # near a soil moisture in % is the checks' RH in %, not their temperature)
+            alike = like is not None and like.dimension is not None and c.dimension == like.dimension
+            return (not amount, not (implied and c.dimension == implied), not alike, not named, k)
         return min(enumerate(cands), key=rank)[1]
 
     @staticmethod
@@ -628,6 +632,15 @@ class RulePlanner:
             notes.append(f"{inside.table} holds the {a.records} (by its rounds): {inside.column} before "
                          f"{best.table}.{best.column}")
             best = inside
+        if best is not None and best.overlap == 0 and numeric and not cats and not cond:
+            # a column chosen by meaning alone ("soil moisture" for "humidity") in one table, while the
+            # question's word is said in the rounds of another ("Humidity check: RH 58 %"): that table's
+            of_rows = self._column_of_rows(a, numeric, tables, like=best)
+            if of_rows is not None and of_rows.table != best.table and not any(
+                    c.overlap > 0 and c.supported for c in numeric):
+                notes.append(f"{best.table}.{best.column} only by meaning; the rounds of {of_rows.table} say "
+                             f"{' '.join(phrase_words(a.target_text or ''))!r}: {of_rows.column}")
+                best = replace(of_rows, supported=True)
         if best is None and numeric:
             of_rows = self._column_of_rows(a, numeric, tables)
             if of_rows is not None:

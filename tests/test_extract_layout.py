@@ -130,3 +130,12 @@ def test_one_box_of_values_and_a_name_under_as_many_labels_is_cut_at_the_values(
     # more pieces than labels: nothing is guessed
     d = _ocr("QuickBill\nAMOUNT: | HRS:\n1313.93 USD Pine & Co 39.7 hrs")
     assert "bill" not in d and all(o.raw_value != "Pine & Co" for o in d.values())
+
+
+def test_labels_merged_in_fewer_boxes_than_the_values_below_are_split_not_paired_side_by_side():
+    d = _ocr("FeedTrack\nSeed (g) Seed type: | Days since last (days)\n1434 | peanuts | 5\nLatest")
+    assert d["seed"].number == 1434 and d["seed"].unit == "g"
+    assert d["seed_type"].raw_value == "peanuts" and d["days_since"].number == 5
+    assert "peanuts" not in d and all(o.raw_value != "Days since last (days)" for o in d.values())
+    d = _ocr("Feeder Cam\nSPP. | IND. COUNT TIME (min)\n15 | 79 | 39")
+    assert d["spp"].number == 15 and d["ind"].number == 79 and d["count_duration"].number == 39

@@ -1738,6 +1738,9 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
         if len(above_row) > len(row) >= 2 and all(c.is_label for c in above_row) and \
                 len(split_values(row)) == len(above_row):
             continue  # "sourdough | 399 g | 219 degC 60 mins" under four labels: values of the row above
+        if 0 < len(above_row) < len(row) and all(c.is_label for c in above_row) and \
+                len(split_labels(above_row, len(row))) == len(row):
+            continue  # "1434 | peanuts | 5" under "Seed (g) Seed type: | Days since (days)": three labels
         if len(row) >= 2 and grid_row(k):
             continue
         for c1, c2 in zip(row, row[1:]):
@@ -1750,6 +1753,9 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
         # (a row of labels over a row of values: also when OCR merged two values into one box, "21.36 | 14 16.7")
         header = len(nxt) == len(row) and all(c.is_value or (len(c.values) >= 2 and not re.search(r"[A-Za-z]{2,}", c.text))
                                               for c in nxt)
+        # (or labels OCR merged in fewer boxes than the values below: "SPP. | IND. COUNT TIME (min)" over 3)
+        header = header or (len(nxt) > len(row) and all(c.is_label for c in row) and any(c.is_value for c in nxt)
+                            and len(split_labels(row, len(nxt))) == len(nxt))
         if len(row) == 2 and row[0].is_label and text_cell(row[1]) and not header and (kv_table or labelish(row[0])) \
                 and not any(0 <= j < len(rows) and len(rows[j]) == 2 and grid_row(j) for j in (k - 1, k + 1)):
             pair_text(row[0], row[1])  # (not the caption row of a grid: "Air temp | Humidity" under values)

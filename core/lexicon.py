@@ -87,6 +87,9 @@ COMPARATIVES = _ws("higher lower more less fewer better worse bigger smaller lar
 MODIFIERS = _ws("average avg mean max min maximum minimum peak lowest highest median")
 # words about records themselves: a heading "Plant log:", "Daily summary" names no quantity
 RECORD_WORDS = _ws("log logs entry entries record records summary report update notes note overview")
+# verbs that say a value was written down, not what it measures ("121/79 mmHg noted", "5 logged")
+REPORTING_VERBS = _ws("noted logged recorded measured tracked registered reported entered saved added read "
+                      "checked written counted")
 # identifier words: the number after them is a code, not a measure ("Order No. 4821", "Ref 5530", "ID 77")
 IDENTIFIER_WORDS = _ws("no nr nº # id ids ref reference number num code serial")
 # label words dropped by normalize_attribute (grammar only)
@@ -279,6 +282,7 @@ class Lexicon:
     comparatives: frozenset[str] = COMPARATIVES
     modifiers: frozenset[str] = MODIFIERS
     record_words: frozenset[str] = RECORD_WORDS
+    reporting_verbs: frozenset[str] = REPORTING_VERBS
     identifier_words: frozenset[str] = IDENTIFIER_WORDS
     stop_words: frozenset[str] = STOP_WORDS
     duration_words: frozenset[str] = DURATION_WORDS

@@ -832,3 +832,12 @@ def test_unknown_unit_letters_and_labelled_names_on_their_own_line(text, want):
     for name, value in want.items():
         assert (d[name].raw_value if isinstance(value, str) else d[name].number) == value
     assert_spans(rnd(text), list(d.values()))
+
+
+def test_a_participle_after_an_amount_names_it_like_the_verb_before_it():
+    after = by_attr(ex("Day 2 — 49 mins listened, five tracks, Portuguese"))
+    before = by_attr(ex("Listened 49 mins today, five tracks."))
+    assert "listen_duration" in after and "listen_duration" in before
+    assert after["listen_duration"].number == before["listen_duration"].number == 49
+    # a verb of writing the value down names nothing
+    assert "noted" not in by_attr(ex("Weighed in, 72 kg noted.")) and "note_mass" not in by_attr(ex("Weighed in, 72 kg noted."))

@@ -139,3 +139,9 @@ def test_labels_merged_in_fewer_boxes_than_the_values_below_are_split_not_paired
     assert "peanuts" not in d and all(o.raw_value != "Days since last (days)" for o in d.values())
     d = _ocr("Feeder Cam\nSPP. | IND. COUNT TIME (min)\n15 | 79 | 39")
     assert d["spp"].number == 15 and d["ind"].number == 79 and d["count_duration"].number == 39
+
+
+def test_a_name_over_its_caption_in_an_image_of_value_over_caption_cards():
+    d = _ocr("iTalki-ish\n32 mins | $ 37.20\nduration | paid\nHaruka\nteacher")
+    assert d["duration"].number == 32 and d["paid"].number == 37.2
+    assert d["teacher"].raw_value == "Haruka" and d["teacher"].value_kind == "text"

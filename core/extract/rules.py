@@ -522,13 +522,25 @@ def right_label(text: str, value: Value) -> str:
         return ""  # "Board days: 5 d": one letter after a number is a unit's symbol, not a label
     if words[0] in lex.pronouns or words[0] in lex.boundary_words - {"in", "of"} or words[0] in lex.comparatives:
         return ""
-    if (len(words) == 1 and value.unit is None and (value.bare_int or value.word) and lex.is_past(words[0])
-            and words[0] not in lex.connectives and not _TRAILER.fullmatch(" " + rest)):
+    if (len(words) == 1 and value.unit is None and not value.parts and (value.bare_int or value.word)
+            and _done_after(text, value)):
         return rest  # "eight solved, 1946 PR", "12 sold": a bare count and what happened that many times
     if _TRAILER.fullmatch(" " + rest) or _is_verb(words[0], lex) or words[0] in lex.time_words:
         return ""  # "115 minutes total", "121/79 mmHg noted": no label after the value
     if any(w in lex.pronouns or w in lex.auxiliaries for w in words):
         return ""
+    return rest
+
+
+def _done_after(text: str, value: Value) -> str | None:
+    """The past participle that alone follows a value to its clause's end ("49 mins listened", "12 sold"):
+    what was done, or None (also for verbs of writing a value down: "72 kg noted")."""
+    lex = active_lexicon()
+    m = _CLAUSE_BREAK.search(text, value.end)
+    rest = text[value.end:m.start() if m else len(text)].strip()
+    if not re.fullmatch(r"[a-z]+", rest) or not lex.is_past(rest) or rest in lex.connectives \
+            or rest in lex.reporting_verbs:
+        return None
     return rest
 
 
@@ -962,6 +974,9 @@ def _from_value(text: str, v: Value, values: list[Value], structured: bool, desc
         return [f]
     if unit is None:
         return []
+    done = _done_after(text, v) if not (structured or descriptive) and not lab.verb else None
+    if done is not None:
+        lab = Label(lab.text, lab.strong, lex.lemma(done), lab.average)  # "49 mins listened": listened 49 mins
     return _unit_named(v, lab, text, structured, descriptive)
 
 
@@ -1780,4 +1795,13 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
         if (len(a) == len(b) == 1 and labelish(a[0]) and text_cell(b[0]) and not (b[0].text.isupper() and a[0].text.isupper()
                 and not a[0].text.rstrip().endswith((":", "."))) and not (len(after) == 1 and after[0].is_value)):
             pair_text(a[0], b[0])
+    if prefer_below and below:
+        # a card whose value is a name, read like the image's other cards (value over its caption):
+        # "Haruka" over "teacher" below "32 mins | $ 37.20" over "duration | paid"
+        last_pair = max(lc.start for lc, _ in below)
+        for k in range(1, len(rows) - 1):
+            a, b = rows[k], rows[k + 1]
+            if len(a) == len(b) == 1 and a[0].start > last_pair and text_cell(a[0]) and b[0].is_label \
+                    and not b[0].values and b[0].text[:1].islower() and a[0].text[:1].isupper():
+                pair_text(b[0], a[0])
     return out

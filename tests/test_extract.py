@@ -841,3 +841,13 @@ def test_a_participle_after_an_amount_names_it_like_the_verb_before_it():
     assert after["listen_duration"].number == before["listen_duration"].number == 49
     # a verb of writing the value down names nothing
     assert "noted" not in by_attr(ex("Weighed in, 72 kg noted.")) and "note_mass" not in by_attr(ex("Weighed in, 72 kg noted."))
+
+
+def test_a_number_glued_to_a_letter_the_lexicon_has_no_unit_for_is_a_value_under_a_label():
+    from core.extract.rules import scan_values
+
+    d = {f.attribute: f for f in RuleExtractor().extract(
+        rnd("screenshot", images=(ImageRef("I1"),)), {"I1": "Duolingo-ish\npoints | 200\nday streak | 31d\nDetails"})}
+    assert d["day_streak"].number == 31 and d["day_streak"].raw_value == "31d"
+    # ordinals, decades, known units and capitals are not such values
+    assert [v.raw for v in scan_values("the 2nd try in the 1990s, a 3D print, 5k run") if v.raw.endswith(("d", "D"))] == []

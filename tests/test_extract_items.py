@@ -108,6 +108,9 @@ def test_a_name_closing_a_list_of_readings_is_what_the_entry_is_about():
     got = {f.attribute: f.raw for f in extract_text("Day 4 — 54.7 centimetres height, 37 new leaves, Fiddle leaf fig",
                                                     structured=False)}
     assert got == {"height": "54.7 centimetres", "new_leaves": "37", "item": "Fiddle leaf fig"}
-    # a lower-case last word of a short list is no name
-    assert "item" not in {f.attribute for f in extract_text("Day 4 — 54.7 cm height, 37 leaves, nice",
+    # the one text among items of values, wherever it stands, lower case too
+    got = {f.attribute: f.raw for f in extract_text("Day 3 — 1358 gr fill, peanuts, 5 d gap", structured=False)}
+    assert got == {"fill": "1358 gr", "item": "peanuts", "d_gap": "5"}
+    # two texts inside the list and none at its edge: neither is taken for what the entry is about
+    assert "item" not in {f.attribute for f in extract_text("Day 4 — 54.7 cm height, nice, 37 leaves, great",
                                                             structured=False)}

@@ -109,6 +109,9 @@ def _patterns(lex: Lexicon) -> list[tuple[str, re.Pattern]]:
         ("currency", re.compile(rf"([{cur}])\s?((?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?)(k|K)?(?![\w])"
                                 rf"|((?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?)\s?([{cur}])(?![\w])")),
         ("number", re.compile(rf"(?<![\w.,/:#{cur}])({_NUM})(?:[ \u00a0]?({unit_alt})(?![\w/%])|(?![\w]))", re.I)),
+        # "31d", "2d": a number and one lower-case letter the lexicon has no unit for (the letter of a unit
+        # it lacks); a value that needs a label like any bare number ("day streak | 31d")
+        ("number_letter", re.compile(r"(?<![\w.,/:#-])(\d{1,4})([b-eijnoqr-wyz])(?![\w'-])")),
         ("word_number", re.compile(r"(?<![\w'-])(" + "|".join(sorted(lex.number_words, key=len, reverse=True))
                                    + r")(?![\w'-])", re.I)),
     ]
@@ -238,6 +241,10 @@ def _make_value(kind: str, m: re.Match, a: int, b: int, raw: str, text: str) -> 
             n = _to_float(m.group(2)) * (1000 if m.group(3) else 1)
             return Value(a, b, raw, "number", n, parse_unit(m.group(1)))
         return Value(a, b, raw, "number", _to_float(m.group(4)), parse_unit(m.group(5)))
+    if kind == "number_letter":
+        if parse_unit(m.group(2)) is not None or re.match(r"(?:st|nd|rd|th)\b", text[a + len(m.group(1)):], re.I):
+            return None
+        return Value(a, b, raw, "number", float(m.group(1)), None, bare_int=True)
     if kind == "word_number":
         n = active_lexicon().number_words.get(raw.lower())
         # "Games: seven", "my puzzles was six": a number word, only ever taken with a strong label
@@ -1329,6 +1336,7 @@ def _list_texts(text: str, found: list[Found]) -> list[Found]:
                         items.clear()  # "Day 3 — ...": a heading before a dash
                     continue
                 items.append((part, p0, after_and))
+        bare: list[tuple[Found, bool]] = []  # unlabelled text items, and whether one stands at the list's edge
         for n, (part, p0, after_and) in enumerate(items):
             item = part.strip().rstrip(".")
             if not item:
@@ -1358,12 +1366,18 @@ def _list_texts(text: str, found: list[Found]) -> list[Found]:
                 if name:
                     out.append(Found(name, text[v0:i1], v0, i1, "text", None, None, label))
                     continue
+            if len(words) > 3:
+                continue
             # the thing an entry is about opens the list, closes it after "and", or closes a list of three
             # or more items as a name ("Day 4 — 54.7 cm height, 37 new leaves, Fiddle leaf fig")
             closing_name = n == len(items) - 1 and len(items) >= 3 and words[0][:1].isupper()
-            if len(words) > 3 or not (n == 0 or (n == len(items) - 1 and after_and) or closing_name):
-                continue
-            out.append(Found("item", item, i0, i1, "text", None, None, ""))
+            bare.append((Found("item", item, i0, i1, "text", None, None, ""),
+                         n == 0 or (n == len(items) - 1 and after_and) or closing_name))
+        placed = [f for f, at_edge in bare if at_edge]
+        # ... or is the one text among three or more items of values ("Day 3 — 1358 gr fill, peanuts, 5 d gap")
+        if not placed and len(bare) == 1 and len(items) >= 3:
+            placed = [bare[0][0]]
+        out.extend(placed)
     return out
 
 

@@ -178,7 +178,8 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
                                                            for x, y in pairs.items()) < CLOSE:
                 continue  # without a field in common, one pair must be close in name (or three pair)
             unlike = [x for x, y in pairs.items() if not _not_unlike(x, y, similar)]
-            if len(unlike) >= 2:
+            by_shape = not shared and max(_closeness(x, y, similar) for x, y in pairs.items()) < CLOSE
+            if len(unlike) >= 2 or by_shape:
                 # paired by kind, unit and range alone: their rounds must read alike too (a till's photo and
                 # the market-day text, 0.6; a shop receipt's total/tax/items and a payment's, 0.4-0.45)
                 alike = [stats[x].text_cosine(stats[y]) for x, y in pairs.items()]
@@ -194,7 +195,21 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
             found[small] = pairs
     merges: list[Merge] = []
     moved: set[str] = set()
-    for small, pairs in found.items():
+    # a field two pairings would join to different partners ("credit" with a second till's "incoming"
+    # and with a receipt's "total"): the better supported pairing (names and round texts) is taken, the
+    # other left; two readings of one kind of record (overlapping groups) agree and are both taken
+    def support(pairs: Mapping[str, str]) -> float:
+        return sum(_closeness(x, y, similar) + (stats[x].text_cosine(stats[y]) or 0.0)
+                   for x, y in pairs.items()) / len(pairs)
+    partner: dict[str, str] = {}
+    taken: list[tuple[frozenset, dict[str, str]]] = []
+    for small, pairs in sorted(found.items(), key=lambda kv: (-support(kv[1]), sorted(kv[0]))):
+        if any(partner.get(x, y) != y or partner.get(y, x) != x for x, y in pairs.items()):
+            continue
+        for x, y in pairs.items():
+            partner[x], partner[y] = y, x
+        taken.append((small, pairs))
+    for small, pairs in taken:
         for x, y in sorted(pairs.items()):
             src, dst = (x, y) if (stats[x].rounds, x) < (stats[y].rounds, y) else (y, x)
             if src in moved or dst in moved or src in keep or dst in keep:

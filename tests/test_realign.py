@@ -249,3 +249,23 @@ def test_a_word_more_or_less_does_not_vouch_for_an_unlike_pair():
     }
     sim = lambda a, b: 1.0 if a == b else 0.6 if "temp" in a and "temp" in b else 0.2  # noqa: E731
     assert plan_merges(s, sim) == []
+
+
+def test_a_field_two_pairings_would_join_to_different_partners_joins_only_one():
+    # "duration" is printed by the writing sessions (beside errors, length) and by the tutor classes (beside cost)
+    s = {
+        "duration": stats("duration", "min", 20, 90, 30, {"errors": 12, "length": 12, "cost": 10}),
+        "errors": stats("errors", None, 5, 30, 12, {"duration": 12, "length": 12}),
+        "length": stats("length", None, 200, 600, 12, {"duration": 12, "errors": 12}),
+        "duration~2": stats("duration~2", "min", 25, 80, 14, {"fixes": 14, "word_count": 14}),
+        "fixes": stats("fixes", None, 4, 28, 14, {"duration~2": 14, "word_count": 14}),
+        "word_count": stats("word_count", None, 250, 650, 14, {"duration~2": 14, "fixes": 14}),
+        "cost": stats("cost", "€", 14, 40, 10, {"duration": 10}),
+        "cost_amount": stats("cost_amount", "€", 15, 39, 6, {"duration~3": 6}),
+        "duration~3": stats("duration~3", "min", 40, 90, 6, {"cost_amount": 6}),
+    }
+    sim = lambda a, b: 1.0 if a.split("~")[0] == b.split("~")[0] else 0.6 if {a, b} in (  # noqa: E731
+        {"errors", "fixes"}, {"length", "word_count"}, {"cost", "cost_amount"}) else 0.2
+    merged = {(m.source, m.target) for m in plan_merges(s, sim)}
+    into = {src for src, t in merged if t == "duration"} | {t for src, t in merged if src == "duration"}
+    assert len(into) == 1, merged  # one kind of record's second naming joins it, not both

@@ -14,7 +14,9 @@ _CROSS = {("mi", "km"): 1.609344, ("lb", "kg"): 0.45359237, ("oz", "g"): 28.3495
           ("in", "cm"): 2.54, ("yd", "m"): 0.9144, ("st", "kg"): 6.35029318, ("gal", "L"): 3.785411784,
           ("qt", "L"): 0.946352946, ("fl oz", "mL"): 29.5735295625, ("min/mi", "min/km"): 1 / 1.609344,
           ("mph", "km/h"): 1.609344, ("m/s", "km/h"): 3.6, ("psi", "kPa"): 6.894757, ("bar", "kPa"): 100.0,
-          ("mmHg", "kPa"): 0.133322, ("kcal", "kJ"): 4.184, ("cal", "J"): 4.184}
+          ("mmHg", "kPa"): 0.133322, ("kcal", "kJ"): 4.184, ("cal", "J"): 4.184,
+          ("m³", "L"): 1000.0, ("cm³", "mL"): 1.0, ("ft³", "L"): 28.316846592, ("m²", "cm²"): 1e4,
+          ("ft²", "m²"): 0.09290304}
 _UNIT_SPELLINGS = {"kilometres": "km", "kilometers": "km", "kilometre": "km", "kilometer": "km",
                    "percent": "%", "percentage": "%", "beats": "bpm", "hrs": "h"}
 
@@ -40,7 +42,9 @@ def unit_dimension(unit: str | None) -> str | None:
 
 def _split_prefix(unit: str) -> list[tuple[float, str]]:
     out = [(1.0, unit)]
-    if len(unit) > 1 and unit[0] in _PREFIX:
+    # (a prefix of a squared or cubed unit is squared or cubed too: "cm³" is no 0.01 m³; their factors
+    # are listed whole)
+    if len(unit) > 1 and unit[0] in _PREFIX and not any(ch in unit for ch in "²³"):
         out.append((_PREFIX[unit[0]], unit[1:]))
     return out
 

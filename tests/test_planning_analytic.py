@@ -292,3 +292,10 @@ def test_a_value_over_rows_matching_a_condition_is_averaged(engine):
 def test_possessive_names_the_category():
     got = match_categories("What was my first ride's distance?", [_activity_table()])
     assert [m.column for m in got] == ["activity"]
+
+
+def test_volumes_convert_between_cubic_metres_and_litres_without_squaring_prefixes():
+    assert convert(0.473, "m³", "L") == pytest.approx(473)
+    assert convert(473, "L", "m³") == pytest.approx(0.473)
+    assert convert(5, "cm³", "mL") == pytest.approx(5) and convert(1, "cm³", "L") == pytest.approx(0.001)
+    assert convert(2, "m²", "cm²") == pytest.approx(20000) and convert(5, "km", "m") == pytest.approx(5000)

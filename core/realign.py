@@ -47,6 +47,7 @@ MIN_ROUNDS = 2  # a group's field needs this many rounds to stand for a kind of 
 TOGETHER = 0.2  # two groups are apart when their fields shared at most this share of rounds
 STRUCTURAL = 3  # this many quantities pairing one to one by kind, unit and range need no name evidence
 TEXT_ALIKE = 0.55  # mean cosine of the round texts of pairs that have no name evidence
+SETTLED = 0.05  # of two places that fit, the closer in name must be this much closer
 VOUCH = 0.8  # name evidence of a pair that vouches for an unlike one (initials, the same words in another form)
 
 
@@ -150,6 +151,13 @@ def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, Fi
     out: dict[str, str] = {}
     for a in sorted(options, key=lambda x: (len(options[x]), x)):  # the most constrained first
         free = [b for b in options[a] if b not in out.values()]
+        if len(free) > 1:
+            # two places fit: the one clearly closest in name ("leaf count" is "leaves" more than "new
+            # leaves", 0.69 against 0.62), else the pairing is not settled
+            ranked = sorted(free, key=lambda b: -_closeness(a, b, similar))
+            if _closeness(a, ranked[0], similar) - _closeness(a, ranked[1], similar) < SETTLED:
+                return None
+            free = ranked[:1]
         if len(free) != 1:
             return None
         out[a] = free[0]

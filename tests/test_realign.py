@@ -269,3 +269,19 @@ def test_a_field_two_pairings_would_join_to_different_partners_joins_only_one():
     merged = {(m.source, m.target) for m in plan_merges(s, sim)}
     into = {src for src, t in merged if t == "duration"} | {t for src, t in merged if src == "duration"}
     assert len(into) == 1, merged  # one kind of record's second naming joins it, not both
+
+
+def test_of_two_places_that_fit_the_one_clearly_closer_in_name_is_taken():
+    # device A: height, leaves, new leaves; device B: height, leaf count (the leaves on the plant)
+    s = {
+        "height": stats("height", "cm", 30, 155, 23, {"leaf_count": 12, "leaves": 6, "new_leaves": 11}),
+        "leaf_count": stats("leaf_count", None, 3, 39, 12, {"height": 12}),
+        "leaves": stats("leaves", None, 3, 35, 6, {"height": 6, "new_leaves": 6}),
+        "new_leaves": stats("new_leaves", None, 1, 40, 11, {"height": 11, "leaves": 6}),
+    }
+    sim = lambda a, b: 1.0 if a == b else {frozenset({"leaf_count", "leaves"}): 0.69,  # noqa: E731
+                                           frozenset({"leaf_count", "new_leaves"}): 0.62}.get(frozenset({a, b}), 0.2)
+    assert [(m.source, m.target) for m in plan_merges(s, sim)] == [("leaves", "leaf_count")]
+    # as close to both: not settled
+    even = lambda a, b: 1.0 if a == b else 0.65 if "leaf_count" in (a, b) else 0.2  # noqa: E731
+    assert plan_merges(s, even) == []

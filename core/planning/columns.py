@@ -532,7 +532,8 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
     inits = initials(text)
     # the phrase's content words in order: a column that names them all (by its words or their initials:
     # "pr" for "puzzle rating") is asked about more surely than one that names one of them ("rating")
-    content = [w for w in orig if w in set(tokens(text)) and w not in _PARTICLES and w not in _FUNCTION_WORDS]
+    text_tokens = set(tokens(text))
+    content = [w for w in orig if w in text_tokens and w not in _PARTICLES and w not in _FUNCTION_WORDS]
     whole_ini = "".join(w[0] for w in content) if len(content) >= 2 else None
     covers: list[bool] = []
     loose_only: set[int] = set()  # positions in `out` supported only by the looser cosine

@@ -182,11 +182,10 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
             pairs = pairing(small, large, stats, similar, lenient=True)
             if pairs is None or not _apart(pairs, stats):
                 continue
-            if not shared and len(pairs) < STRUCTURAL and max(_closeness(x, y, similar)
-                                                           for x, y in pairs.items()) < CLOSE:
+            by_shape = not shared and max(_closeness(x, y, similar) for x, y in pairs.items()) < CLOSE
+            if by_shape and len(pairs) < STRUCTURAL:
                 continue  # without a field in common, one pair must be close in name (or three pair)
             unlike = [x for x, y in pairs.items() if not _not_unlike(x, y, similar)]
-            by_shape = not shared and max(_closeness(x, y, similar) for x, y in pairs.items()) < CLOSE
             if len(unlike) >= 2 or by_shape:
                 # paired by kind, unit and range alone: their rounds must read alike too (a till's photo and
                 # the market-day text, 0.6; a shop receipt's total/tax/items and a payment's, 0.4-0.45)

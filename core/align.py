@@ -69,6 +69,7 @@ from .protocols import TextEncoder
 
 W_NAME, W_UNIT, W_RANGE, W_COMPANIONS, W_TEXT = 0.5, 0.15, 0.1, 0.15, 0.1
 MIN_NAME = 0.5  # a merge needs at least this much name evidence: structure alone never merges
+WORD_MORE_OR_LESS = 0.7  # name evidence of two names a whole word apart ("length" / "streak length")
 FEW_VALUES = 3  # a field with fewer values than this has no range to judge a new value by, only its size
 COMPANION_SHARE = 0.25  # a field g is f's usual companion when it was in >= 25% of f's rounds
 SLOT_SHARE = 0.5  # a field is a place to fill beside p when it was in >= half of p's rounds
@@ -214,7 +215,7 @@ def _name_evidence_words(wa: list[str], wb: list[str]) -> tuple[float, str]:
     if left == 0:
         return 0.9, "abbreviation"
     if left == 1:
-        return 0.7, "a word more or less"
+        return WORD_MORE_OR_LESS, "a word more or less"
     ratio = fuzz.ratio(" ".join(wa), " ".join(wb)) / 100.0
     if ratio >= 0.85:
         return round(0.8 * ratio, 3), "similar spelling"
@@ -535,6 +536,12 @@ class FieldAligner:
                 enc = min(0.85, max(0.0, (cos - 0.45) / 0.5))
                 if enc > nscore:
                     nscore, reason = enc, f"similar meaning (cosine {cos:.2f} with {name})"
+            if (o.unit and not f.units and f.n >= FEW_VALUES and o.value_kind == "number"
+                    and nscore <= WORD_MORE_OR_LESS):
+                # a value in a unit ("streak length 35 days") beside a field whose many values never had
+                # one ("length 257", a word count), named a word more or less or less alike: another
+                # quantity; the same name (or its abbreviation) with the unit dropped stays one field
+                continue
             if nscore < MIN_NAME:
                 if slots != [name]:
                     continue

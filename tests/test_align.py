@@ -521,3 +521,15 @@ def test_a_contrast_word_contrasts_only_with_what_it_modifies():
     assert contrasting("net", "gross") and contrasting("opening_time", "closing_time")
     # a scale's "net" for the harvest weight: no shared word for the contrast to modify
     assert not contrasting("net", "harvest") and not contrasting("left", "unsold")
+
+
+def test_a_value_in_a_unit_is_not_a_word_more_or_less_of_a_unitless_field(store):
+    # "length 257" (a word count) in writing rounds; a screen's "35 / STREAK LENGTH (days)" beside new labels
+    al = FieldAligner(store.con, DEFAULT)
+    for i in range(1, 5):
+        al.align(i, [num("length", 250 + i), num("fixes", 3 + i)])
+    # (its companion looks like "fixes": a small count, so the record could be of the same kind)
+    out = al.align(5, [num("streak_length", 35, "days"), num("lessons", 5)])
+    assert out[0].attribute == "streak_length"
+    # the field's own name with a unit added stays one field (people drop units)
+    assert al.align(6, [num("length", 260, "words"), num("fixes", 4)])[0].attribute == "length"

@@ -253,6 +253,9 @@ def test_split_label_unit_and_parse_unit():
     assert split_label_unit("Resting HR")[0] == "Resting HR"  # HR is a label word, not hours
     assert parse_unit("hrs").factor == 60 and parse_unit("KM").unit == "km"
     assert parse_unit("furlongs") is None
+    # a calendar noun in a label's brackets says the value counts days; alone it is no unit ("3 days ago")
+    assert split_label_unit("STREAK LENGTH (days)") == ("STREAK LENGTH", split_label_unit("Gap (days)")[1])
+    assert split_label_unit("Gap (days)")[1].unit == "days" and parse_unit("days") is None
     assert normalize_attribute("the") is None and normalize_attribute("42") is None
 
 

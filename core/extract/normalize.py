@@ -130,6 +130,10 @@ def split_label_unit(label: str) -> tuple[str, UnitInfo | None]:
     if m:
         inner = (m.group(1) or m.group(2) or "").strip()
         unit = parse_unit(inner)
+        if unit is None and inner.lower() in active_lexicon().calendar_nouns and inner.lower().endswith("s"):
+            # "Streak length (days)": a count of days, said to be one by the label (a bare "3 days" in a
+            # sentence stays a span of life, not a measure); not converted to minutes
+            unit = UnitInfo(inner.lower(), f"count of {inner.lower()}", 1.0)
         if unit is not None or not inner or len(inner) <= 12:
             label = (label[: m.start()] + label[m.end():]).strip()
     words = label.split()

@@ -35,8 +35,8 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .align import (MIN_NAME, SLOT_COSINE, FieldStats, contrasting, field_stats, join_field, name_evidence,
-                    recompute_field_stats, words_of)
+from .align import (MIN_NAME, SLOT_COSINE, WORD_MORE_OR_LESS, FieldStats, contrasting, field_stats, join_field,
+                    name_evidence, recompute_field_stats, words_of)
 from .config import Config
 from .protocols import LLM, TextEncoder
 from .units import convert
@@ -47,6 +47,7 @@ MIN_ROUNDS = 2  # a group's field needs this many rounds to stand for a kind of 
 TOGETHER = 0.2  # two groups are apart when their fields shared at most this share of rounds
 STRUCTURAL = 3  # this many quantities pairing one to one by kind, unit and range need no name evidence
 TEXT_ALIKE = 0.55  # mean cosine of the round texts of pairs that have no name evidence
+TEXT_SAME = 0.65  # ... of pairs whose one name-like pair is only a word more or less apart
 SETTLED = 0.05  # of two places that fit, the closer in name must be this much closer
 VOUCH = 0.8  # name evidence of a pair that vouches for an unlike one (initials, the same words in another form)
 
@@ -91,6 +92,12 @@ def _apart(pairs: Mapping[str, str], stats: Mapping[str, FieldStats]) -> bool:
     rounds: a record told half in a photo and half in the text."""
     return all(max(stats[x].companions.get(y, 0), stats[y].companions.get(x, 0))
                <= TOGETHER * min(stats[x].rounds, stats[y].rounds) for x, y in pairs.items())
+
+
+def _read_alike(pairs: Mapping[str, str], stats: Mapping[str, FieldStats], least: float) -> bool:
+    """The rounds of every pair read alike: mean text cosine at least `least` (no texts: not alike)."""
+    alike = [stats[x].text_cosine(stats[y]) for x, y in pairs.items()]
+    return None not in alike and bool(alike) and sum(alike) / len(alike) >= least
 
 
 def _fit(a: FieldStats, b: FieldStats) -> bool:
@@ -189,15 +196,16 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
             if len(unlike) >= 2 or by_shape:
                 # paired by kind, unit and range alone: their rounds must read alike too (a till's photo and
                 # the market-day text, 0.6; a shop receipt's total/tax/items and a payment's, 0.4-0.45)
-                alike = [stats[x].text_cosine(stats[y]) for x, y in pairs.items()]
-                if None in alike or sum(alike) / len(alike) < TEXT_ALIKE:
+                if not _read_alike(pairs, stats, TEXT_ALIKE):
                     continue
-            if unlike and not shared and len(pairs) < STRUCTURAL and max(
-                    (name_evidence(_base(x), _base(y))[0] for x, y in pairs.items() if x not in unlike),
-                    default=0.0) < VOUCH:
+            liked = max((name_evidence(_base(x), _base(y))[0] for x, y in pairs.items() if x not in unlike),
+                        default=0.0)
+            if unlike and not shared and len(pairs) < STRUCTURAL and liked < VOUCH and not (
+                    liked >= WORD_MORE_OR_LESS and _read_alike(pairs, stats, TEXT_SAME)):
                 # a pair unlike in name needs another that is one name by its letters ("sm" / "soil moisture"),
                 # not by the encoder ("session duration" / "minutes spent duration" share a unit word) nor a
-                # word more or less ("temp" / "dough temp": two kinds of record both take temperatures)
+                # word more or less ("temp" / "dough temp": two kinds of record both take temperatures),
+                # unless every pair's rounds read as one kind of record (an invoice's photo beside its text)
                 continue
             found[small] = pairs
     merges: list[Merge] = []

@@ -251,6 +251,26 @@ def test_a_word_more_or_less_does_not_vouch_for_an_unlike_pair():
     assert plan_merges(s, sim) == []
 
 
+def test_a_word_more_or_less_vouches_for_an_unlike_pair_when_every_pair_reads_as_one_record():
+    from dataclasses import replace
+
+    # an invoice's photo (total due $, duration h) and its text (amt $, hrs duration h)
+    s = {
+        "total_due": stats("total_due", "$", 400, 4000, 6, {"duration": 5}),
+        "duration": stats("duration", "min", 200, 2000, 9, {"total_due": 5}),
+        "amt": stats("amt", "$", 390, 4010, 22, {"hrs_duration": 18}),
+        "hrs_duration": stats("hrs_duration", "min", 220, 2300, 18, {"amt": 18}),
+    }
+    sim = lambda a, b: 1.0 if a == b else 0.2  # noqa: E731
+    photo, text, other = (1.0, 0.3, 0.0), (0.8, 0.6, 0.0), (0.6, 0.0, 0.8)  # cosines 0.94 and 0.57
+    same = {k: replace(v, text=photo if k in ("total_due", "duration") else text) for k, v in s.items()}
+    assert {(m.source, m.target) for m in plan_merges(same, sim)} == {("total_due", "amt"), ("duration", "hrs_duration")}
+    # rounds alike only as much as two kinds of record of one hobby are: a word more or less is not enough
+    apart = {k: replace(v, text=photo if k in ("total_due", "duration") else other) for k, v in s.items()}
+    assert plan_merges(apart, sim) == []
+    assert plan_merges(s, sim) == []
+
+
 def test_a_field_two_pairings_would_join_to_different_partners_joins_only_one():
     # "duration" is printed by the writing sessions (beside errors, length) and by the tutor classes (beside cost)
     s = {

@@ -117,6 +117,9 @@ def _call(s):
     ("Number of grocery runs in my history?", "rate_log", len(GROCERIES)),
     ("How many times did I return a library loan?", "fee_log", len(LOANS)),
     ("How many tune-ups are there in total?", "total_log", len(REPAIRS)),
+    # no round says "exercises" or "trips": the words before the head noun say which records
+    ("How many grocery trips did I log?", "rate_log", len(GROCERIES)),
+    ("Number of bike exercises in my history?", "total_log", len(REPAIRS)),
 ])
 def test_records_named_only_in_their_rounds_are_counted(engine, question, table, n):
     t = engine.ask(question)
@@ -125,8 +128,9 @@ def test_records_named_only_in_their_rounds_are_counted(engine, question, table,
     assert s.value["n_rows"] == n and t.answer.text.startswith(str(n))
 
 
-def test_a_noun_the_rounds_do_not_name_counts_nothing(engine):
-    t = engine.ask("How many times did I fill up the boat?")
+@pytest.mark.parametrize("question", ["How many times did I fill up the boat?", "How many boat trips did I log?"])
+def test_a_noun_the_rounds_do_not_name_counts_nothing(engine, question):
+    t = engine.ask(question)
     assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" for s in t.steps)
     assert t.answer.refused
 
@@ -283,3 +287,23 @@ def test_a_modifier_the_memory_never_mentions_is_not_computed(engine):
     # a modifier the rounds use is computed as before ("Late fee" is written in every loan round)
     s = _step(engine.ask("What was my average late fee?"))
     assert _call(s) == ("fee_log", "fee", "avg")
+
+
+def test_a_question_word_that_is_a_columns_whole_name_names_it_when_said_of_the_rows():
+    import numpy as np
+
+    from conftest import HashEmbedder
+    from core.planning.columns import match_columns
+    from core.planning.metadata import ColumnMeta, TableMeta
+
+    emb = HashEmbedder()
+    # a screen printed "Time 69 min": the duration column's alias is the question word "time"
+    tables = [TableMeta("length_log", "One row per length record: length, duration (min).",
+                        (ColumnMeta("length", "DOUBLE"), ColumnMeta("duration", "DOUBLE", "min", aliases=("Time",))), 9),
+              TableMeta("walk_log", "One row per walk record: distance (km).", (ColumnMeta("distance", "DOUBLE", "km"),), 5)]
+    enc = (lambda xs: np.asarray(emb.encode(xs)), lambda q: np.asarray(emb.encode([q])[0]), DEFAULT.lambda_meta)
+    for phrase, named in [("sum of time", set()), ("my time", set()), ("time", {"length_log"})]:
+        top = match_columns(phrase, tables, *enc, named=named)[0]
+        assert (top.table, top.column, top.supported) == ("length_log", "duration", True), phrase
+    # "time" as a question word alone ("the first time I ...") names nothing
+    assert not any(c.supported for c in match_columns("the time", tables, *enc))

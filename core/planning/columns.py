@@ -409,12 +409,22 @@ def rows_about(phrase: str, tables: Sequence[TableMeta],
                row_words: Callable[[str], Sequence[frozenset[str]]]) -> dict[str, float]:
     """Per table, the share of its rows whose round (what the user wrote, image captions) names what
     `phrase` names: its head word (last content word; an abbreviation counts) and at least half of its
-    content words (every one of a phrase of up to three). A table named after a field ("temp_log") is found by the noun of its rows ("bakes")."""
+    content words (every one of a phrase of up to three). A table named after a field ("temp_log") is found by the noun of its rows ("bakes").
+    When no table's rounds use the head word, the words before it alone."""
     want = phrase_words(phrase)
     if not want:
         return {}
-    head = want[-1]
+    out = _row_shares(want, tables, row_words)
+    if len(want) >= 2 and not any(out.values()):
+        # no table's rounds use the phrase's head noun ("writing exercises" where the rounds say "writing
+        # practice", "wrote a short text"): the words before it say which records are meant
+        out = _row_shares(want[:-1], tables, row_words)
+    return out
 
+
+def _row_shares(want: list[str], tables: Sequence[TableMeta],
+                row_words: Callable[[str], Sequence[frozenset[str]]]) -> dict[str, float]:
+    head = want[-1]
     out = {}
     for t in tables:
         rows = row_words(t.table_name)
@@ -559,6 +569,11 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
             parts = [stem(w) for w in re.findall(r"[a-z0-9]+", nm.lower().replace("_", " "))]
             if parts and _contains(seq, parts) and (len(parts) >= 2 or parts[0] not in GENERIC_NAME_WORDS):
                 score += min(0.3, 0.1 * max(len(parts), 1.5))  # a whole name of the column is in the question
+                if len(parts) == 1 and parts[0] in SCAFFOLD and (t.table_name in named_tables or _contains(
+                        seq, ["my", parts[0]]) or _contains(seq, ["of", parts[0]])):
+                    # a question word that is also this column's whole name ("Time 69 min"): it names the
+                    # column when said of the rows ("first time in my writing exercises") or owned ("my time")
+                    whole_generic = True
                 break
             if len(parts) == 1 and parts[0] in GENERIC_NAME_WORDS and parts[0] in seq and not [
                     w for w in orig if w not in _PARTICLES and w not in _FUNCTION_WORDS]:

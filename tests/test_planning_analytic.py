@@ -172,6 +172,19 @@ def test_two_periods_compared(question, target, base):
     assert (a.time_range.start.month, a.baseline.start.month) == (target, base)
 
 
+@pytest.mark.parametrize("question,records", [
+    ("Did my usage go up or down from my first meter reading to my last?", "meter reading"),
+    ("From the first invoice to the latest, did the amount increase or decrease?", "invoice"),
+    ("Has my weight risen or fallen since the first harvest?", "harvest"),
+    ("Has my pace improved since the first week?", None),  # a span of time, not records
+])
+def test_a_change_between_the_first_and_last_record_names_the_records(question, records):
+    a = analyze(question, NOW, FIRST)
+    assert a.kind == "trend" and a.records == records
+    if records:
+        assert records not in a.target_text  # the records are not the measured quantity
+
+
 @pytest.mark.parametrize("question,noun", [
     ("How many sleep logs do I have between February 10 and February 24?", "logs"),
     ("How many bike rides did I do?", "rides"), ("How many of my runs went beyond 8 km?", "runs"),

@@ -271,6 +271,24 @@ def test_a_word_more_or_less_vouches_for_an_unlike_pair_when_every_pair_reads_as
     assert plan_merges(s, sim) == []
 
 
+def test_a_field_seen_a_few_times_has_a_size_not_a_range():
+    # a bank's screen (credit $, bank fee $, days) seen twice, the other bank's (payment $, fee $, days late)
+    def bank(fee_lo, fee_hi, rounds):
+        return {
+            "credit": stats("credit", "$", 750, 3100, rounds, {"bank_fee": rounds, "days": rounds}),
+            "bank_fee": stats("bank_fee", "$", fee_lo, fee_hi, rounds, {"credit": rounds, "days": rounds}),
+            "days": stats("days", None, 17, 28, rounds, {"credit": rounds, "bank_fee": rounds}),
+            "payment": stats("payment", "$", 1100, 3300, 6, {"fee": 6, "days_late": 6}),
+            "fee": stats("fee", "$", 6.45, 9.9, 6, {"payment": 6, "days_late": 6}),
+            "days_late": stats("days_late", None, 13, 27, 6, {"payment": 6, "fee": 6}),
+        }
+    sim = lambda a, b: 1.0 if a == b else 0.2  # noqa: E731
+    assert {(m.source, m.target) for m in plan_merges(bank(3.26, 5.43, 2), sim)} == {
+        ("credit", "payment"), ("bank_fee", "fee"), ("days", "days_late")}
+    # seen often, the same ranges are the quantity's bounds: two fees of different sizes
+    assert plan_merges(bank(3.26, 5.43, 12), sim) == []
+
+
 def test_a_field_two_pairings_would_join_to_different_partners_joins_only_one():
     # "duration" is printed by the writing sessions (beside errors, length) and by the tutor classes (beside cost)
     s = {

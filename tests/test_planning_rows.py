@@ -256,6 +256,12 @@ def test_a_column_named_by_the_initials_of_the_question_words():
     ranked = match_columns("average resting heart rate", tables, lambda xs: np.asarray(emb.encode(xs)),
                            lambda q: np.asarray(emb.encode([q])[0]), DEFAULT.lambda_meta)
     assert (ranked[0].table, ranked[0].column) == ("pulse_log", "rhr") and ranked[0].supported
+    # an alias printed in capitals ("LH" on a screen) is the initials all the same
+    tables = [TableMeta("layer_log", "One row per layer record: layer (mm).",
+                        (ColumnMeta("layer", "DOUBLE", "mm", aliases=("LH",)), ColumnMeta("resin", "DOUBLE", "mL")), 9)]
+    ranked = match_columns("average layer height", tables, lambda xs: np.asarray(emb.encode(xs)),
+                           lambda q: np.asarray(emb.encode([q])[0]), DEFAULT.lambda_meta)
+    assert (ranked[0].table, ranked[0].column) == ("layer_log", "layer") and ranked[0].supported
 
 
 def test_a_column_naming_every_word_of_the_phrase_before_one_naming_its_head():

@@ -579,7 +579,7 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
                     w for w in orig if w not in _PARTICLES and w not in _FUNCTION_WORDS]:
                 whole_generic = True
                 score += 0.15
-        ini = next((inits[n] for n in [c.name] + list(c.aliases) if n.lower() in inits), None)
+        ini = next((inits[n.lower()] for n in [c.name] + list(c.aliases) if n.lower() in inits), None)
         if ini is not None:
             # the column's whole name is the initials of words of the phrase ("rhr": "resting heart rate")
             score += 0.2 + (0.15 if ini else 0.0)

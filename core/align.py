@@ -542,6 +542,11 @@ class FieldAligner:
                 # one ("length 257", a word count), named a word more or less or less alike: another
                 # quantity; the same name (or its abbreviation) with the unit dropped stays one field
                 continue
+            if _another_magnitude(o, f):
+                # "layers 1450" without a unit beside "layer 0.12 mm": a value twenty times beyond every value
+                # the field had, and not in its unit, is another quantity, however alike the names (in the
+                # field's own unit a wide range is the quantity's: rain 0.2 mm and 15 mm)
+                continue
             if nscore < MIN_NAME:
                 if slots != [name]:
                     continue
@@ -764,6 +769,27 @@ class FieldAligner:
                    and self._name_ok(x, g) for g in usual):
                 hits += 1
         return hits / len(unknown)
+
+
+MAGNITUDE = 20.0  # a value this many times beyond a field's range is of another quantity
+
+
+def _another_magnitude(o: Observation, f: _Field) -> bool:
+    """o, not in f's unit (none where f has one, or another), has a number (converted to f's unit where
+    it can be) more than MAGNITUDE times above f's largest or below its smallest value; f has at least
+    FEW_VALUES positive values and o's number is positive. False when unknown."""
+    if o.value_kind != "number" or o.number is None or f.n < FEW_VALUES or f.vmin is None or f.vmin <= 0:
+        return False
+    if (o.unit or None) == f.unit:
+        return False
+    x = o.number
+    if o.unit and f.unit and o.unit != f.unit:
+        from .units import convert
+
+        x = convert(x, o.unit, f.unit)
+        if x is None:
+            return False
+    return x > 0 and (x > MAGNITUDE * f.vmax or x * MAGNITUDE < f.vmin)
 
 
 def _compatible(o: Observation, f: _Field, dim: str | None) -> bool:

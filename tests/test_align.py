@@ -533,3 +533,13 @@ def test_a_value_in_a_unit_is_not_a_word_more_or_less_of_a_unitless_field(store)
     assert out[0].attribute == "streak_length"
     # the field's own name with a unit added stays one field (people drop units)
     assert al.align(6, [num("length", 260, "words"), num("fixes", 4)])[0].attribute == "length"
+
+
+def test_a_value_of_another_magnitude_and_unit_is_another_quantity(store):
+    # print jobs: "layer 0.12 mm"; resin prints: "layers 1450" (a count): the same word, not one quantity
+    al = FieldAligner(store.con, DEFAULT)
+    for i in range(1, 5):
+        al.align(i, [num("layer", 0.1 + 0.05 * (i % 3), "mm"), num("filament", 90 + 10 * i, "g")])
+    assert al.align(5, [num("layers", 1450), num("resin", 40, "mL")])[0].attribute == "layers"
+    # a value in the field's own unit keeps the field however far from its range (rain 0.2 mm and 15 mm)
+    assert al.align(6, [num("layer", 4.0, "mm"), num("filament", 95, "g")])[0].attribute == "layer"

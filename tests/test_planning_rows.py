@@ -313,3 +313,22 @@ def test_a_question_word_that_is_a_columns_whole_name_names_it_when_said_of_the_
         assert (top.table, top.column, top.supported) == ("length_log", "duration", True), phrase
     # "time" as a question word alone ("the first time I ...") names nothing
     assert not any(c.supported for c in match_columns("the time", tables, *enc))
+
+
+def test_the_questions_verb_of_logging_names_no_column():
+    import numpy as np
+
+    from conftest import HashEmbedder
+    from core.planning.columns import match_columns
+    from core.planning.metadata import ColumnMeta, TableMeta
+
+    emb = HashEmbedder()
+    # "logged" is scaffolding: not the "log" of a column alias, nor the "l" of initials with "front"
+    tables = [TableMeta("price_log", "One row per price record: total (€), vol (L).",
+                        (ColumnMeta("total", "DOUBLE", "€", aliases=("log_amount",)), ColumnMeta("vol", "DOUBLE", "L")), 9),
+              TableMeta("tyre_log", "One row per tyre record: fl, rear (bar).",
+                        (ColumnMeta("fl", "DOUBLE", "bar"), ColumnMeta("rear", "DOUBLE", "bar")), 9)]
+    enc = (lambda xs: np.asarray(emb.encode(xs)), lambda q: np.asarray(emb.encode([q])[0]), DEFAULT.lambda_meta)
+    ranked = match_columns("What's the largest volume I ever logged?", tables, *enc)
+    assert (ranked[0].table, ranked[0].column) == ("price_log", "vol")
+    assert not any(c.supported for c in match_columns("the smallest front I logged", tables, *enc))

@@ -445,7 +445,9 @@ def _row_shares(want: list[str], tables: Sequence[TableMeta],
 def initials(text: str) -> dict[str, bool]:
     """The initials of every two or three consecutive content words of a phrase ("resting heart rate" -> "rhr"),
     each with whether its words end the phrase (then they name its head)."""
-    content = [w for w in re.findall(r"[a-z]+", text.lower()) if w not in STOP and w not in SCAFFOLD]
+    # (a word whose stem is scaffolding is too: "logged" in "the smallest front I logged" is no "fl")
+    content = [w for w in re.findall(r"[a-z]+", text.lower())
+               if w not in STOP and w not in SCAFFOLD and not set(tokens(w)) & SCAFFOLD]
     out: dict[str, bool] = {}
     for n in (2, 3):
         for k in range(len(content) - n + 1):
@@ -458,7 +460,7 @@ def query_tokens(text: str, vocab: Sequence[str]) -> list[str]:
     """The phrase's content tokens (and their lemmas), plus the vocabulary words they abbreviate or are
     abbreviations of, and vocabulary words that are the initials of two or three of its words in a row."""
     qt = [t for t in tokens(text) if t not in SCAFFOLD]
-    qt += [t for t in lemmas(text) if t not in qt]
+    qt += [t for t in lemmas(text) if t not in qt and t not in SCAFFOLD]  # "logged" -> log: scaffolding too
     if _NOUN_TIME.search(text.lower()):
         qt += ["time", "duration"]  # "drive time", "proof time": a duration named by its noun
     out = list(qt)

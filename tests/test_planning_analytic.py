@@ -173,6 +173,16 @@ def test_two_periods_compared(question, target, base):
 
 
 @pytest.mark.parametrize("question,records", [
+    ("Which car wash had the least price? Give the date.", "car wash"),
+    ("Which invoice showed the highest amount?", "invoice"),
+    ("Which day had the most steps?", None),  # a day is when, not which records
+])
+def test_which_record_had_the_most_names_the_records(question, records):
+    a = analyze(question, NOW, FIRST)
+    assert a.kind == "extreme" and a.records == records
+
+
+@pytest.mark.parametrize("question,records", [
     ("Did my usage go up or down from my first meter reading to my last?", "meter reading"),
     ("From the first invoice to the latest, did the amount increase or decrease?", "invoice"),
     ("Has my weight risen or fallen since the first harvest?", "harvest"),

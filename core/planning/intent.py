@@ -302,8 +302,8 @@ _RECORDS = [
     # "first X in my harvests", "latest X of my invoices"
     r"\b(?:in|of|from|on)\s+(?:my|our)\s+(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+[a-z]+(?:-[a-z]+)?)?)\s*$",
     # "which harvest had the most ...", "which invoice showed the lowest ..."
-    r"^(?:which|what)\s+(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+[a-z]+(?:-[a-z]+)?)?)\s+(?:had|has|showed|shows|recorded|logged)\s+"
-    r"(?:the\s+)?(?:most|least|highest|lowest|largest|smallest|biggest|fewest|best|worst)\b",
+    r"^(?:which|what)\s+(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+[a-z]+(?:-[a-z]+)?)?)\s+(?:had|has|showed|shows|recorded|logged)"
+    r"(?=\s+(?:the\s+)?(?:most|least|highest|lowest|largest|smallest|biggest|fewest|best|worst)\b)",
     # a change between two records: "from my first harvest to my last", "since the first invoice"
     r"\b(?:from|since)\s+(?:my|our|the)\s+(?:very\s+)?(?:first|earliest)\s+"
     r"(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+[a-z]+(?:-[a-z]+)?)?)(?=\s*(?:to|until|till|and)\b|\s*,|\s*$)",

@@ -340,7 +340,8 @@ def run_history(domain: str, seed: int, out: Path, rounds: int | None, images: i
     if questions:
         ev = evaluate(truth["path"], store, hdir / "eval")
         s = ev["summary"]
-        res["questions"] = {"n": s.get("n"), "accuracy": s.get("accuracy"), "by_type": s.get("by_type", {})}
+        res["questions"] = {"n": s.get("n"), "accuracy": s.get("accuracy"), "by_type": s.get("by_type", {}),
+                            "errors": s.get("errors", 0), "error_questions": s.get("error_questions", [])}
     return res
 
 
@@ -376,7 +377,9 @@ def run_suite(args, log=None) -> list[dict]:
         by_type: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
         for r in ok:
             q = r.get("questions") or {}
-            print(f"questions domain={r['domain']} n={q.get('n')} accuracy={(q.get('accuracy') or 0):.2f}", file=log)
+            print(f"questions domain={r['domain']} n={q.get('n')} accuracy={(q.get('accuracy') or 0):.2f}"
+                  + (f" ENGINE ERRORS={q['errors']} (scored as unanswered; see error_questions in --json)"
+                     if q.get("errors") else ""), file=log)
             for t, v in (q.get("by_type") or {}).items():
                 by_type[t][0] += (v.get("accuracy") or 0) * v.get("n", 0)
                 by_type[t][1] += v.get("n", 0)

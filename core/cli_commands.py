@@ -185,6 +185,11 @@ def cmd_eval(args) -> int:
                        store_path=args.store, progress=bar, allow_missing_images=args.allow_missing_images,
                        on_file=_file_line(not args.quiet, bar))
     print(json.dumps(summary, indent=2))
+    if summary.get("errors"):
+        # answered without those questions: each is scored as unanswered and named here, never hidden
+        print(f"warning: the engine failed on {summary['errors']} question(s), scored as unanswered:", file=sys.stderr)
+        for e in summary.get("error_questions", []):
+            print(f"  {e['qa_id']}: {e['question']} -> {e['error']}", file=sys.stderr)
     return 0
 
 

@@ -69,6 +69,34 @@ def test_a_single_file_keeps_the_flat_layout_with_benchmark_figures(tmp_path, em
     assert s["input"]["ablation"] == "full" and s["input"]["size"] == f.stat().st_size
 
 
+def test_an_engine_fault_on_one_question_is_reported_and_the_others_answered(tmp_path, embedder, image_encoder,
+                                                                             fake_ocr, capsys, monkeypatch):
+    class Faulty(QueryEngine):
+        def ask(self, question, *a, **k):
+            if "cat" in question:
+                raise KeyError("LH")
+            return super().ask(question, *a, **k)
+
+    f = _file(tmp_path / "in", "one.json")
+    kw = _kw(embedder, image_encoder, fake_ocr)
+    kw["engine_factory"] = lambda store, config, llm: Faulty(store.con, embedder, config)
+    s = run_eval(str(f), str(tmp_path / "out"), **kw)
+    assert s["n"] == 3 and s["errors"] == 1
+    assert s["error_questions"] == [{"qa_id": s["error_questions"][0]["qa_id"], "question": "What is my cat's name?",
+                                     "error": "KeyError: 'LH'"}]
+    recs = [json.loads(ln) for ln in (tmp_path / "out" / "predictions.jsonl").read_text().splitlines()]
+    failed = [r for r in recs if r.get("error")]
+    assert len(failed) == 1 and failed[0]["prediction"] == "" and not failed[0]["correct"]
+    assert sum(1 for r in recs if r["prediction"]) == 2  # the other two were answered
+    # the CLI says so on stderr, with the question and the fault
+    from core.evaluation import runner
+    real = runner.run_eval
+    monkeypatch.setattr(runner, "run_eval", lambda *a, **k: real(*a, **{**k, **kw}))
+    assert main(["eval", str(f), "--out", str(tmp_path / "cli"), "--quiet"]) == 0
+    err = capsys.readouterr().err
+    assert "failed on 1 question(s)" in err and "What is my cat's name? -> KeyError: 'LH'" in err
+
+
 def test_a_missing_image_fails_unless_allowed_and_is_counted(tmp_path, embedder, image_encoder, fake_ocr):
     f = _file(tmp_path / "in", "img.json", missing_image=True)
     with pytest.raises(InputError, match="not found"):

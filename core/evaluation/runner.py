@@ -121,7 +121,12 @@ def answer_all(engine, history: History, *, ablation: str, limit: int | None, fm
     out = []
     for i, qa in enumerate(qas, start=1):
         t0 = time.perf_counter()
-        trace = _ask(engine, qa, ablation)
+        try:
+            trace = _ask(engine, qa, ablation)
+        except Exception as e:  # an engine fault on one question: reported with it, the others still answered
+            out.append(_failed_record(qa, history, fmt, e, (time.perf_counter() - t0) * 1000))
+            progress("answer", i, len(qas))
+            continue
         latency = (time.perf_counter() - t0) * 1000
         pred = trace.answer.text
         sc = score_qa(qa, pred, fmt)
@@ -155,6 +160,22 @@ def answer_all(engine, history: History, *, ablation: str, limit: int | None, fm
             out[-1]["_judgement"] = j
         progress("answer", i, len(qas))
     return out
+
+
+def _failed_record(qa: QA, history: History, fmt: str, error: Exception, latency: float) -> dict:
+    """The prediction record of a question the engine failed on: no answer (scored as such), the error
+    named, the record's other fields empty."""
+    sc = score_qa(qa, "", fmt)
+    return {
+        "qa_id": qa.qa_id, "source": history.source, "type": qa_type(qa), "question": qa.question,
+        "gold": qa.answer, "prediction": "", "score": round(sc.score, 4), "correct": sc.correct,
+        "benchmark": {k: (round(v, 4) if isinstance(v, float) else v)
+                      for k, v in benchmark_scores(qa, "", fmt).items()},
+        "refusal_question": is_refusal_question(qa), "refused": False, "evidence": [], "clues": list(qa.clues),
+        "evidence_recall": evidence_recall([], qa.clues), "recall_at_10": None, "hitrate_at_10": None,
+        "flat_top10": None, "flat_top10_recall": None, "plan": None, "steps": [], "tokens": 0,
+        "latency_ms": round(latency, 2), "fallbacks": [], "error": f"{type(error).__name__}: {error}",
+    }
 
 
 # ---------------------------------------------------------------- summary
@@ -230,6 +251,9 @@ def summarize(records: list[dict], *, backend: str, ablation: str, judge_model: 
         "fallbacks": sum(len(r.get("fallbacks") or []) for r in records),
         "questions_with_fallback": sum(1 for r in records if r.get("fallbacks")),
         "build_fallbacks": int(build_fallbacks),
+        "errors": sum(1 for r in records if r.get("error")),
+        "error_questions": [{"qa_id": r["qa_id"], "question": r["question"], "error": r["error"]}
+                            for r in records if r.get("error")][:20],
     }
     if judge_model is not None:
         detail = judge_summary([r.get("_judgement") for r in records if "_judgement" in r], judge_model)

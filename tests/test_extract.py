@@ -854,3 +854,12 @@ def test_a_number_glued_to_a_letter_the_lexicon_has_no_unit_for_is_a_value_under
     assert d["day_streak"].number == 31 and d["day_streak"].raw_value == "31d"
     # ordinals, decades, known units and capitals are not such values
     assert [v.raw for v in scan_values("the 2nd try in the 1990s, a 3D print, 5k run") if v.raw.endswith(("d", "D"))] == []
+
+
+def test_a_currency_value_followed_by_total_is_the_total():
+    e = RuleExtractor()
+    got = {o.attribute: o.number for o in e.extract(rnd("Bought supplies. 94.80 USD total, tax at $1.30 and 5 items."))}
+    assert got.get("total") == 94.8 and got.get("tax") == 1.3
+    # "total" after a duration or inside a clause that starts elsewhere is no label
+    assert "total" not in {o.attribute for o in e.extract(rnd("Walked 115 minutes total."))}
+    assert "total" not in {o.attribute for o in e.extract(rnd("I spent 45 € total on groceries."))}

@@ -532,6 +532,8 @@ def right_label(text: str, value: Value) -> str:
     if (len(words) == 1 and value.unit is None and not value.parts and (value.bare_int or value.word)
             and _done_after(text, value)):
         return rest  # "eight solved, 1946 PR", "12 sold": a bare count and what happened that many times
+    if words in (["total"], ["in", "total"]) and value.unit is not None and value.unit.dimension == "currency":
+        return "total"  # "94.80 USD total, tax $1.30": a receipt's total, as the receipt prints it
     if _TRAILER.fullmatch(" " + rest) or _is_verb(words[0], lex) or words[0] in lex.time_words:
         return ""  # "115 minutes total", "121/79 mmHg noted": no label after the value
     if any(w in lex.pronouns or w in lex.auxiliaries for w in words):

@@ -863,3 +863,19 @@ def test_a_currency_value_followed_by_total_is_the_total():
     # "total" after a duration or inside a clause that starts elsewhere is no label
     assert "total" not in {o.attribute for o in e.extract(rnd("Walked 115 minutes total."))}
     assert "total" not in {o.attribute for o in e.extract(rnd("I spent 45 € total on groceries."))}
+
+
+def test_a_sentence_ends_at_its_period_whatever_the_case_of_the_next_word():
+    e = RuleExtractor()
+    got = {o.attribute: o.number for o in e.extract(rnd("Fed the fish. feed amount 7.5 g"))}
+    assert got == {"feed_amount": 7.5}
+    # a short word before a period still abbreviates ("My vol. was 55 L")
+    assert {o.attribute: o.number for o in e.extract(rnd("My vol. was 55 L"))} == {"vol": 55.0}
+
+
+def test_a_slash_between_spaces_separates_the_items_of_a_log_line():
+    e = RuleExtractor()
+    got = {o.attribute: o.number for o in e.extract(rnd("Writing practice: length 283 / Fixes: 26 / time 36 minutes"))}
+    assert got.get("length") == 283 and got.get("fixes") == 26 and got.get("duration") == 36
+    got = {o.attribute: o.number for o in e.extract(rnd("Fed the fish. Feed amount 7.5 g / type pellets"))}
+    assert got.get("feed_amount") == 7.5

@@ -278,7 +278,7 @@ def _make_value(kind: str, m: re.Match, a: int, b: int, raw: str, text: str) -> 
 
 _WORD = re.compile(r"\([^()]{1,12}\)|[A-Za-z][A-Za-z0-9'’]*(?:/[A-Za-z][A-Za-z0-9]*)*[.\u2024]?|[:=~≈–-]|[^\sA-Za-z]")
 # a period before a lower-case word abbreviates ("My vol. was 55 L", "the opp. was Keiko"), it ends nothing
-_CLAUSE_BREAK = re.compile(r"[!?;]\s|\.\s(?-i:(?![a-z]))|(?<=[A-Za-z]{5})\.\s|(?<![A-Za-z])\.\s|[.!?;]$|\n|\||\t|,\s|\s{2,}|\s[-–—]\s|\bbut\b|\bwhile\b|\bthough\b", re.I)
+_CLAUSE_BREAK = re.compile(r"[!?;]\s|\.\s(?-i:(?![a-z]))|(?<=[A-Za-z]{5})\.\s|(?<![A-Za-z])\.\s|[.!?;]$|\n|\||\t|,\s|\s{2,}|\s[-–—/]\s|\bbut\b|\bwhile\b|\bthough\b", re.I)
 _SENTENCE_BREAK = re.compile(r"[!?;]\s|\.\s(?![a-z])|(?<=[A-Za-z]{5})\.\s|(?<![A-Za-z])\.\s|\n|\|")
 _TRAILER_WORDS = r"on average|avg|average|total|in total|today|tonight|this morning|this evening|last night|yesterday"
 _TRAILER = re.compile(rf"\s*(?:{_TRAILER_WORDS})?\s*$", re.I)
@@ -1424,6 +1424,23 @@ def _activity(text: str, dim_founds: list[Found]) -> Found | None:
     return None
 
 
+_LOWER_AFTER_PERIOD = re.compile(r"\.[ \t]+([a-z])")
+
+
+def _sentence_case(text: str) -> str:
+    """'Fed the fish. feed amount 7.5 g': a period after a clause of three or more words that starts with
+    a capital (its last word of three or more letters; "Game report: The opp. was" is two) ends it, whatever the case of the next word, which is
+    capitalised here (a period before a lower-case word otherwise abbreviates: "My vol. was 55 L"). Same
+    length: every span still indexes the original text."""
+    out = None
+    for m in _LOWER_AFTER_PERIOD.finditer(text):
+        before = re.split(r"[.!?\n]\s|[,;:]", text[:m.start()])[-1].split()
+        if len(before) >= 3 and before[0][:1].isupper() and before[-1].isalpha() and len(before[-1]) >= 3:
+            out = out or list(text)
+            out[m.start(1)] = m[1].upper()
+    return "".join(out) if out is not None else text
+
+
 def extract_text(text: str, *, structured: bool, speaker: str | None = None,
                  assistant: bool = False, descriptive: bool = False) -> list[Found]:
     """All attribute-value pairs in one text.
@@ -1442,6 +1459,8 @@ def extract_text(text: str, *, structured: bool, speaker: str | None = None,
         # OCR reads the litre sign "l" as "I" or "1": "12.2I", "13.3 1" after a decimal number is "12.2l", "13.3 l"
         text = re.sub(r"(?<=\d\.\d)I(?![\w.])|(?<=\d\.\d\d)I(?![\w.])", "l", text)
         text = re.sub(r"(?<=\d\.\d )1(?![\w.,/:])|(?<=\d\.\d\d )1(?![\w.,/:])", "l", text)
+    else:
+        text = _sentence_case(text)
     values = [v for v in scan_values(text) if structured or not _in_question(text, v.start)]
     found: list[Found] = []
     used: set[int] = set()  # value starts already turned into observations

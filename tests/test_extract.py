@@ -879,3 +879,9 @@ def test_a_slash_between_spaces_separates_the_items_of_a_log_line():
     assert got.get("length") == 283 and got.get("fixes") == 26 and got.get("duration") == 36
     got = {o.attribute: o.number for o in e.extract(rnd("Fed the fish. Feed amount 7.5 g / type pellets"))}
     assert got.get("feed_amount") == 7.5
+
+
+def test_a_label_after_its_value_may_be_a_formula_with_digits():
+    got = {o.attribute: o.number for o in RuleExtractor().extract(
+        rnd("Day 8 — 6.8 pH value, 0.10 mg/L nh3/nh4, 26 mg/L NO3, 24.8 °C temp"))}
+    assert got == {"ph_value": 6.8, "nh3_nh4": 0.1, "no3": 26.0, "temp": 24.8}

@@ -520,9 +520,9 @@ def right_label(text: str, value: Value) -> str:
     m = _CLAUSE_BREAK.search(text, value.end)
     rest = text[value.end:m.start() if m else len(text)]
     rest = re.split(r"\s(?:and|but|then)\s", rest)[0].strip()
-    # an abbreviation period inside the label: "61 pct hum. rel."; a rate: "three moves/game"
+    # an abbreviation period inside the label: "61 pct hum. rel."; a rate: "three moves/game"; a formula: "26 mg/L NO3"
     if not rest or len(rest.split()) > 4 or not re.fullmatch(
-            r"[A-Za-z][A-Za-z'-]*(?:/[A-Za-z]+)?\.?(?:\s[A-Za-z][A-Za-z'-]*\.?)*(?:\s?%)?", rest):
+            r"[A-Za-z][A-Za-z0-9'-]*(?:/[A-Za-z][A-Za-z0-9]*)?\.?(?:\s[A-Za-z][A-Za-z'-]*\.?)*(?:\s?%)?", rest):
         return ""
     words = rest.lower().split()
     if len(rest.rstrip(".")) == 1:

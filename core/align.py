@@ -178,9 +178,12 @@ def contrasting(a: str, b: str) -> bool:
     """True when the words that differ between two names include a contrast word: then the text
     encoder's similarity (high for "my value" / "other value") is no evidence that they are one."""
     wa, wb = set(words_of(a)), set(words_of(b))
-    contrast = _lex().contrast_words
+    lex = _lex()
+    contrast = lex.contrast_words
     if not (wa ^ wb) & contrast:
         return False
+    if any((wa - wb) and (wb - wa) and (wa - wb) | (wb - wa) <= side for side in (lex.high_words, lex.low_words)):
+        return False  # "max power" / "peak power": two words for one end of the scale
     # a contrast modifies what both names share ("my value" / "other value", "net weight" / "weight"),
     # or the two differ by contrast words alone ("net" / "gross"); "net" beside "harvest" (a scale's
     # label for the harvest weight) contrasts with nothing

@@ -119,6 +119,10 @@ CONTRAST_WORDS = _ws(
     "bottom upper lower before after pre post in out inner outer up down left right front back old new "
     "net gross morning evening day night am pm opening closing entry exit")
 
+# contrast words on one side of their scale say the same of a quantity ("max power" is "peak power")
+HIGH_WORDS = _ws("max maximum high highest peak top upper")
+LOW_WORDS = _ws("min minimum low lowest bottom lower")
+
 # Names that say nothing about which quantity they are: what the extractor calls a value nobody
 # labelled ("$12.50" -> amount), or a bare "total"/"value".
 EMPTY_WORDS = _ws("amount value total count number level reading")
@@ -292,6 +296,8 @@ class Lexicon:
     weak_dimensions: frozenset[str] = WEAK_DIMENSIONS
     measure_words: frozenset[str] = MEASURE_WORDS
     contrast_words: frozenset[str] = CONTRAST_WORDS
+    high_words: frozenset[str] = HIGH_WORDS
+    low_words: frozenset[str] = LOW_WORDS
     empty_words: frozenset[str] = EMPTY_WORDS
     number_words: Mapping[str, int] = field(default_factory=lambda: NUMBER_WORDS)
     irregular_verbs: Mapping[str, str] = field(default_factory=lambda: IRREGULAR_VERBS)

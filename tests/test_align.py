@@ -521,6 +521,9 @@ def test_a_contrast_word_contrasts_only_with_what_it_modifies():
     assert contrasting("net", "gross") and contrasting("opening_time", "closing_time")
     # a scale's "net" for the harvest weight: no shared word for the contrast to modify
     assert not contrasting("net", "harvest") and not contrasting("left", "unsold")
+    # two words for one end of a scale contrast with the other end, not with each other
+    assert not contrasting("max_power", "peak_power") and contrasting("max_power", "min_power")
+    assert contrasting("peak_power", "power")
 
 
 def test_a_value_in_a_unit_is_not_a_word_more_or_less_of_a_unitless_field(store):

@@ -838,30 +838,41 @@ def _same_value(a: Observation, b: Observation) -> bool:
 # ---------------------------------------------------------------------- reads for the app
 def field_report(con) -> list[FieldInfo]:
     """Every field of the memory with its raw attributes, their labels as written and counts, and
-    why each was merged; fields with several raw attributes first."""
+    why each was merged; fields with several raw attributes first. A field of a second kind of record
+    ("duration~2") lists the labels of its own observations, with why the kind was told apart."""
     con = getattr(con, "con", con)
-    aliases = con.execute(
-        "SELECT a.raw_attribute, a.field, a.score, a.evidence, a.decided_by, a.round_order, f.stats "
-        "FROM field_aliases a LEFT JOIN fields f ON f.field = a.field ORDER BY a.field, a.round_order").fetchall()
-    counts = {(raw, label): n for raw, label, n in con.execute(
-        "SELECT coalesce(raw_attribute, attribute), coalesce(label, ''), count(*) FROM observations "
-        "GROUP BY ALL").fetchall()}
-    by_raw: dict[str, list[tuple[str, int]]] = {}
-    for (raw, label), n in counts.items():
-        by_raw.setdefault(raw, []).append((label, n))
-    out: dict[str, dict] = {}
-    for raw, fld, score, ev, by, order, stats in aliases:
-        labels = tuple(sorted(by_raw.get(raw, []), key=lambda x: (-x[1], x[0])))
-        reason = (json.loads(ev or "{}") or {}).get("reason", "") if fld != raw or by == "user" else ""
-        entry = out.setdefault(fld, {"stats": json.loads(stats) if stats else {}, "labels": []})
-        entry["labels"].append(FieldLabel(raw, labels, sum(n for _, n in labels), float(score or 0), reason,
-                                          by or "auto", int(order or 0)))
+    aliases = {raw: (fld, score, ev, by, order) for raw, fld, score, ev, by, order in con.execute(
+        "SELECT raw_attribute, field, score, evidence, decided_by, round_order FROM field_aliases").fetchall()}
+    stats = {f: json.loads(st) if st else {} for f, st in con.execute("SELECT field, stats FROM fields").fetchall()}
+    by_field: dict[str, dict[str, list[tuple[str, int]]]] = {}
+    for fld, raw, label, n in con.execute(
+            "SELECT attribute, coalesce(raw_attribute, attribute), coalesce(label, ''), count(*) FROM observations "
+            "GROUP BY ALL").fetchall():
+        by_field.setdefault(fld, {}).setdefault(raw, []).append((label, n))
+    for raw, (fld, *_rest) in aliases.items():
+        if SENSE_MARK not in raw:  # a sense's rows name a kind of record (or one joined away), not a label
+            by_field.setdefault(fld, {}).setdefault(raw, [])
     infos = []
-    for fld, e in out.items():
-        st = e["stats"]
+    for fld, raws in by_field.items():
+        labels = []
+        for raw, labs in raws.items():
+            own = aliases.get(raw)
+            if own is not None and own[0] == fld:
+                _, score, ev, by, order = own
+                reason = (json.loads(ev or "{}") or {}).get("reason", "") if fld != raw or by == "user" else ""
+            elif SENSE_MARK in fld and fld in aliases:  # observations moved to a second kind of record
+                _, score, ev, by, order = aliases[fld]
+                reason = (json.loads(ev or "{}") or {}).get("reason", "")
+            else:
+                score, reason, by, order = 0.0, "", "auto", 0
+            labs = tuple(sorted(labs, key=lambda x: (-x[1], x[0])))
+            labels.append(FieldLabel(raw, labs, sum(n for _, n in labs), float(score or 0), reason, by or "auto",
+                                     int(order or 0)))
+        labels.sort(key=lambda lab: (lab.round_order, lab.raw_attribute))
+        st = stats.get(fld, {})
         units = Counter(st.get("units") or {})
         infos.append(FieldInfo(fld, st.get("kind", ""), units.most_common(1)[0][0] if units else None,
-                               sum(l.observations for l in e["labels"]), tuple(e["labels"])))
+                               sum(lab.observations for lab in labels), tuple(labels)))
     return sorted(infos, key=lambda i: (-len(i.labels), -i.observations, i.name))
 
 
@@ -915,6 +926,34 @@ def join_field(con, source: str, target: str, evidence: Mapping[str, object], sc
                     "'realign', ?, ?, ?, ?, ?, now())", [raw, target, source, score, ev])
     con.execute("UPDATE observations SET attribute = ? WHERE attribute = ?", [target, source])
     return raws
+
+
+def split_field(con, field: str, sense: str, rounds: Sequence[str], evidence: Mapping[str, object]) -> int:
+    """Give the observations of `field` in `rounds` to a field of their own kind of record, `sense`
+    ("duration~3"), as an automatic decision logged like a merge (kind "realign-split"; a person joins
+    it back with merge_fields). Field statistics and analytic tables are the caller's to recompute.
+    Returns the number of observations moved."""
+    con = getattr(con, "con", con)
+    ev = json.dumps(dict(evidence), default=str)
+    con.execute("INSERT INTO field_aliases VALUES (?, ?, (SELECT coalesce(max(round_order), 0) FROM rounds), 0.0, ?, "
+                "'auto') ON CONFLICT (raw_attribute) DO NOTHING", [sense, sense, ev])
+    con.execute("INSERT INTO field_events VALUES ((SELECT coalesce(max(round_order), 0) FROM rounds), "
+                "'realign-split', ?, ?, ?, 0.0, ?, now())", [sense, sense, field, ev])
+    marks = ", ".join("?" * len(rounds))
+    n = con.execute(f"SELECT count(*) FROM observations WHERE attribute = ? AND round_id IN ({marks})",
+                    [field, *rounds]).fetchone()[0]
+    con.execute(f"UPDATE observations SET attribute = ? WHERE attribute = ? AND round_id IN ({marks})",
+                [sense, field, *rounds])
+    return int(n)
+
+
+def number_fields_by_round(con) -> dict[str, frozenset[str]]:
+    """round id -> the number fields its observations fill."""
+    con = getattr(con, "con", con)
+    out: dict[str, set[str]] = {}
+    for rid, attr in con.execute("SELECT round_id, attribute FROM observations WHERE value_kind = 'number'").fetchall():
+        out.setdefault(rid, set()).add(attr)
+    return {r: frozenset(v) for r, v in out.items()}
 
 
 def recompute_field_stats(con) -> None:

@@ -35,8 +35,8 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from .align import (MIN_NAME, SLOT_COSINE, WORD_MORE_OR_LESS, FieldStats, contrasting, field_stats, join_field,
-                    name_evidence, recompute_field_stats, words_of)
+from .align import (MAX_SENSES, MIN_NAME, SLOT_COSINE, WORD_MORE_OR_LESS, FieldStats, contrasting, field_stats,
+                    join_field, name_evidence, number_fields_by_round, recompute_field_stats, split_field, words_of)
 from .config import Config
 from .protocols import LLM, TextEncoder
 from .units import convert
@@ -50,6 +50,8 @@ TEXT_ALIKE = 0.55  # mean cosine of the round texts of pairs that have no name e
 TEXT_SAME = 0.65  # ... of pairs whose one name-like pair is only a word more or less apart
 FEW_ROUNDS = 5  # a field in fewer rounds than this has no range yet, only a size
 SETTLED = 0.05  # of two places that fit, the closer in name must be this much closer
+SPLIT_ROUNDS = 3  # a kind of record needs this many rounds of a field to be given the field of its own
+SPLIT_ALIKE = 0.75  # ... unless its rounds read this much like the other kind's (mean text cosine)
 VOUCH = 0.8  # name evidence of a pair that vouches for an unlike one (initials, the same words in another form)
 
 
@@ -63,10 +65,21 @@ class Merge:
 
 
 @dataclass(frozen=True)
+class Split:
+    """The rounds where a field is a quantity of another kind of record, given a field of their own."""
+
+    field: str
+    sense: str
+    rounds: tuple[str, ...]
+    evidence: Mapping[str, object]
+
+
+@dataclass(frozen=True)
 class RealignReport:
     merges: tuple[Merge, ...]
     rebuilt: bool
     seconds: float
+    splits: tuple[Split, ...] = ()
 
 
 Similarity = Callable[[str, str], float]
@@ -192,6 +205,11 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
             pairs = pairing(small, large, stats, similar, lenient=True)
             if pairs is None or not _apart(pairs, stats):
                 continue
+            kin = {x for x, y in pairs.items() if _base(x) == _base(y)}
+            if kin and not shared and all(_closeness(x, y, similar) < CLOSE for x, y in pairs.items() if x not in kin):
+                # "duration~2" was given its own field because its records are of another kind: its name
+                # is no evidence for joining them back; another pair close in name (or a shared field) is
+                continue
             by_shape = not shared and max(_closeness(x, y, similar) for x, y in pairs.items()) < CLOSE
             if by_shape and len(pairs) < STRUCTURAL:
                 continue  # without a field in common, one pair must be close in name (or three pair)
@@ -241,6 +259,86 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
     return merges
 
 
+def _kinds_without(field: str, by_round: Mapping[str, frozenset[str]]) -> Callable[[str], str]:
+    """The kind of record of each number field but `field`: fields filled in one round are one kind,
+    transitively (union-find over every round); returns field -> a representative of its kind."""
+    parent: dict[str, str] = {}
+
+    def find(x: str) -> str:
+        while parent.setdefault(x, x) != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+    for fields in by_round.values():
+        others = sorted(fields - {field})
+        for x in others[1:]:
+            parent[find(x)] = find(others[0])
+    return find
+
+
+def plan_splits(by_round: Mapping[str, frozenset[str]], keep: frozenset[str] = frozenset(),
+                alike: Callable[[Sequence[str], Sequence[str]], float | None] | None = None,
+                taken: frozenset[str] = frozenset()) -> list[Split]:
+    """The splits late re-alignment would make (pure): a number field filled in rounds of kinds of record
+    that never meet otherwise (writing sessions beside length and fixes, tutor sessions beside a fee:
+    no round holds a fee and a length) is one field per kind, at least SPLIT_ROUNDS rounds each; the
+    kind with the most rounds keeps the name, the others get senses ("duration~3"). Not when `alike`
+    (mean text cosine of two sets of rounds) says the kinds' rounds read as one (SPLIT_ALIKE): one stream
+    printed with other companions on a second device. `keep`: fields a person decided about; `taken`:
+    names already used (an alias's or a field's), never given to a new sense."""
+    rounds_of: dict[str, list[str]] = {}
+    for r, fields in by_round.items():
+        for f in fields:
+            rounds_of.setdefault(f, []).append(r)
+    out: list[Split] = []
+    for f, rs in sorted(rounds_of.items()):
+        base = f.split("~")[0]
+        if f in keep or base in keep or len(rs) < 2 * SPLIT_ROUNDS:
+            continue
+        kind = _kinds_without(f, by_round)
+        groups: dict[str, list[str]] = {}
+        for r in rs:
+            others = by_round[r] - {f}
+            if others:
+                groups.setdefault(kind(min(others)), []).append(r)
+        big = sorted((sorted(g) for g in groups.values() if len(g) >= SPLIT_ROUNDS), key=lambda g: (-len(g), g))
+        family = {x for x in rounds_of if x.split("~")[0] == base}
+        for g in big[1:]:
+            if len(family) >= MAX_SENSES:
+                break
+            likeness = alike(big[0], g) if alike is not None else None
+            if likeness is not None and likeness >= SPLIT_ALIKE:
+                continue
+            n = 2
+            while f"{base}~{n}" in family or f"{base}~{n}" in taken:
+                n += 1
+            sense = f"{base}~{n}"
+            family.add(sense)
+            beside = sorted({x for r in g for x in by_round[r]} - {f})
+            usual = sorted({x for r in big[0] for x in by_round[r]} - {f})
+            out.append(Split(f, sense, tuple(g), {
+                "reason": f"late split: {f} in {len(g)} records beside {', '.join(beside[:4])}, a kind of record "
+                          f"never seen with {', '.join(usual[:4])}", "sense_of": f,
+                "text": None if likeness is None else round(likeness, 3)}))
+    return out
+
+
+def round_text_likeness(con) -> Callable[[Sequence[str], Sequence[str]], float | None]:
+    """Cosine of the mean text embeddings of two sets of rounds (their event nodes); None without them."""
+    vecs = {r: np.asarray(e, dtype=np.float64) for r, e in con.execute(
+        "SELECT round_id, text_emb FROM nodes WHERE level = 'event' AND round_id IS NOT NULL "
+        "AND text_emb IS NOT NULL").fetchall()}
+
+    def alike(a: Sequence[str], b: Sequence[str]) -> float | None:
+        va, vb = [vecs[r] for r in a if r in vecs], [vecs[r] for r in b if r in vecs]
+        if not va or not vb:
+            return None
+        x, y = np.mean(va, axis=0), np.mean(vb, axis=0)
+        d = float(np.linalg.norm(x) * np.linalg.norm(y))
+        return float(x @ y / d) if d else None
+    return alike
+
+
 def encoder_similarity(encoder: TextEncoder | None, names: Sequence[str]) -> Similarity | None:
     """Cosine of two field names' words by the text encoder (one call for all names), or None."""
     if encoder is None or not names:
@@ -273,11 +371,21 @@ def realign(store, config: Config, encoder: TextEncoder | None = None, llm: LLM 
         keep = frozenset(f for (f,) in con.execute(
             "SELECT DISTINCT field FROM field_aliases WHERE decided_by = 'user' UNION "
             "SELECT DISTINCT raw_attribute FROM field_aliases WHERE decided_by = 'user'").fetchall())
+        # first one field per kind of record (a label two kinds share from their first rounds), then joins
+        taken = frozenset(x for row in con.execute("SELECT raw_attribute, field FROM field_aliases").fetchall()
+                          for x in row)
+        splits = plan_splits(number_fields_by_round(con), keep, round_text_likeness(con), taken)
+        for sp in splits:
+            split_field(con, sp.field, sp.sense, sp.rounds, sp.evidence)
+        if splits:
+            recompute_field_stats(con)
+            stats = field_stats(con)
         numbers = [n for n, f in stats.items() if f.kind == "number"]
         merges = plan_merges(stats, encoder_similarity(encoder, numbers), keep)
         for m in merges:
             join_field(con, m.source, m.target, m.evidence, score=float(m.evidence.get("name", 0.0)))
         if merges:
             recompute_field_stats(con)
+        if merges or splits:
             rebuild(store, config, llm=llm)
-    return RealignReport(tuple(merges), bool(merges), round(time.perf_counter() - t0, 3))
+    return RealignReport(tuple(merges), bool(merges or splits), round(time.perf_counter() - t0, 3), tuple(splits))

@@ -323,3 +323,64 @@ def test_of_two_places_that_fit_the_one_clearly_closer_in_name_is_taken():
     # as close to both: not settled
     even = lambda a, b: 1.0 if a == b else 0.65 if "leaf_count" in (a, b) else 0.2  # noqa: E731
     assert plan_merges(s, even) == []
+
+
+def test_a_field_two_kinds_of_record_share_is_split_by_kind():
+    from core.realign import plan_splits
+
+    # "duration" in writing sessions (beside length, fixes) and in tutor sessions (beside a fee): no round ever
+    # holds a length and a fee
+    by_round = {f"W{i}": frozenset({"duration", "length", "fixes"}) for i in range(6)}
+    by_round |= {f"T{i}": frozenset({"duration", "fee"}) for i in range(4)}
+    by_round |= {"X": frozenset({"duration"})}  # a lone duration says nothing about its kind
+    (s,) = plan_splits(by_round)
+    assert (s.field, s.sense, s.rounds) == ("duration", "duration~2", ("T0", "T1", "T2", "T3"))
+    assert "fee" in s.evidence["reason"]
+    # a name an alias already holds is not given again
+    assert plan_splits(by_round, taken=frozenset({"duration~2"}))[0].sense == "duration~3"
+    # the two kinds' rounds read alike: one stream printed with other companions, kept one field
+    assert plan_splits(by_round, alike=lambda a, b: 0.9) == []
+    assert len(plan_splits(by_round, alike=lambda a, b: 0.5)) == 1
+    # a round where a fee and a length meet makes the two one kind of record (optional fields)
+    assert plan_splits(by_round | {"M": frozenset({"length", "fee"})}) == []
+    # too few rounds of the second kind, or a field a person decided about
+    assert plan_splits({k: v for k, v in by_round.items() if k not in ("T2", "T3")}) == []
+    assert plan_splits(by_round, keep=frozenset({"duration"})) == []
+
+
+def test_a_fields_second_sense_is_not_joined_back_by_shape_alone():
+    # vocabulary sessions (duration~2, new, rev) and writing sessions (duration, fixes, length): alike in
+    # shape and kind, but duration~2 exists because its records are of another kind
+    s = {
+        "duration~2": stats("duration~2", "min", 7, 57, 6, {"new": 6, "rev": 6}),
+        "new": stats("new", None, 2, 23, 9, {"rev": 9, "duration~2": 6}),
+        "rev": stats("rev", None, 50, 262, 9, {"new": 9, "duration~2": 6}),
+        "duration": stats("duration", "min", 16, 90, 22, {"fixes": 22, "length": 18}),
+        "fixes": stats("fixes", None, 1, 29, 22, {"length": 18, "duration": 22}),
+        "length": stats("length", None, 104, 569, 18, {"fixes": 18, "duration": 18}),
+    }
+    unlike = lambda a, b: 1.0 if a == b else 0.2  # noqa: E731
+    from dataclasses import replace
+    same_text = {k: replace(v, text=(1.0, 0.0)) for k, v in s.items()}
+    assert plan_merges(same_text, unlike) == []
+
+
+def test_a_split_moves_one_kinds_observations_and_the_report_says_why(tmp_path):
+    from core.align import field_report, split_field
+
+    with Store(tmp_path / "m.duckdb") as st:
+        con = st.con
+        con.execute("INSERT INTO field_aliases VALUES ('duration', 'duration', 1, 0.0, '{}', 'auto'), "
+                    "('class_time', 'duration', 3, 0.7, '{\"reason\": \"a word more or less (duration)\"}', 'auto')")
+        for i, (rid, raw, label) in enumerate([("W1", "duration", "Time"), ("W2", "duration", "Time"),
+                                               ("T1", "class_time", "Class time"), ("T2", "class_time", "Class time")]):
+            con.execute("INSERT INTO observations (round_id, seq, attribute, raw_value, number, unit, value_kind, source, "
+                        "label, extractor, raw_attribute) VALUES (?, 0, 'duration', '40', 40, 'min', 'number', 'text', ?, "
+                        "'rules', ?)", [rid, label, raw])
+        n = split_field(con, "duration", "duration~2", ["T1", "T2"], {"reason": "late split: beside a fee"})
+        assert n == 2
+        report = {i.name: i for i in field_report(con)}
+    assert report["duration"].observations == 2 and report["duration~2"].observations == 2
+    (lab,) = report["duration~2"].labels
+    assert lab.raw_attribute == "class_time" and lab.labels == (("Class time", 2),)
+    assert lab.reason == "late split: beside a fee"

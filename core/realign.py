@@ -357,10 +357,21 @@ def encoder_similarity(encoder: TextEncoder | None, names: Sequence[str]) -> Sim
     return similar
 
 
+def _join(con, stats: Mapping[str, FieldStats], encoder: TextEncoder | None, keep: frozenset[str]) -> list[Merge]:
+    """Plan and apply the merges of `stats` (statistics recounted after any); returns them."""
+    numbers = [n for n, f in stats.items() if f.kind == "number"]
+    merges = plan_merges(stats, encoder_similarity(encoder, numbers), keep)
+    for m in merges:
+        join_field(con, m.source, m.target, m.evidence, score=float(m.evidence.get("name", 0.0)))
+    if merges:
+        recompute_field_stats(con)
+    return merges
+
+
 def realign(store, config: Config, encoder: TextEncoder | None = None, llm: LLM | None = None) -> RealignReport:
-    """Plan and apply late re-alignment on a built memory (in its own transaction): join the fields,
-    recount their statistics and rebuild the analytic memory when anything was joined. Does nothing
-    when field alignment is off."""
+    """Plan and apply late re-alignment on a built memory (in its own transaction): join fields, split a
+    field two kinds of record share, join again what the split allows, recount their statistics and
+    rebuild the analytic memory when anything changed. Does nothing when field alignment is off."""
     t0 = time.perf_counter()
     if not config.field_alignment:
         return RealignReport((), False, 0.0)
@@ -371,7 +382,10 @@ def realign(store, config: Config, encoder: TextEncoder | None = None, llm: LLM 
         keep = frozenset(f for (f,) in con.execute(
             "SELECT DISTINCT field FROM field_aliases WHERE decided_by = 'user' UNION "
             "SELECT DISTINCT raw_attribute FROM field_aliases WHERE decided_by = 'user'").fetchall())
-        # first one field per kind of record (a label two kinds share from their first rounds), then joins
+        # joins first: a field two devices of one stream share ("air temp" beside "mallards, greylag" and
+        # beside "Ducks, Gs.") is their anchor; then one field per kind of record that still never meets
+        # (a label two kinds share from their first rounds); then the joins the split allows
+        merges = _join(con, stats, encoder, keep)
         taken = frozenset(x for row in con.execute("SELECT raw_attribute, field FROM field_aliases").fetchall()
                           for x in row)
         splits = plan_splits(number_fields_by_round(con), keep, round_text_likeness(con), taken)
@@ -379,13 +393,7 @@ def realign(store, config: Config, encoder: TextEncoder | None = None, llm: LLM 
             split_field(con, sp.field, sp.sense, sp.rounds, sp.evidence)
         if splits:
             recompute_field_stats(con)
-            stats = field_stats(con)
-        numbers = [n for n, f in stats.items() if f.kind == "number"]
-        merges = plan_merges(stats, encoder_similarity(encoder, numbers), keep)
-        for m in merges:
-            join_field(con, m.source, m.target, m.evidence, score=float(m.evidence.get("name", 0.0)))
-        if merges:
-            recompute_field_stats(con)
+            merges += _join(con, field_stats(con), encoder, keep)
         if merges or splits:
             rebuild(store, config, llm=llm)
     return RealignReport(tuple(merges), bool(merges or splits), round(time.perf_counter() - t0, 3), tuple(splits))

@@ -384,3 +384,29 @@ def test_a_split_moves_one_kinds_observations_and_the_report_says_why(tmp_path):
     (lab,) = report["duration~2"].labels
     assert lab.raw_attribute == "class_time" and lab.labels == (("Class time", 2),)
     assert lab.reason == "late split: beside a fee"
+
+
+def test_a_field_two_desks_of_one_stream_share_anchors_their_join_before_any_split(tmp_path):
+    # desk A prints "Loans, Fines", desk B "Lendings, Fines": one stream; "fines" is no label of two kinds
+    t0 = datetime(2025, 3, 1, 10)
+    sessions = []
+    for s in range(1, 11):
+        t = t0 + timedelta(days=s)
+        # (the two desks' reports share no other word: their rounds do not read alike)
+        user = (f"Library desk. Loans: {20 + s}, Fines: {1 + s % 7} EUR" if s % 2 else
+                f"Branch counter report: Lendings: {22 + s}, Fines: {2 + s % 6} EUR")
+        sessions.append({"session_id": f"S{s}", "date": t.date().isoformat(), "dialogues": [
+            {"round": f"S{s}:R1", "time": t.isoformat(), "user": user, "assistant": "Logged."}]})
+    path = tmp_path / "desk.json"
+    path.write_text(json.dumps({"character_profile": {}, "multi_session_dialogues": sessions,
+                                "human-annotated QAs": []}))
+    class Desks(Meaning):
+        SAME = {"lendings": "loans"}  # alike in meaning (cosine about 0.6), as the text encoder finds them
+
+    deps = BuildDeps(Desks(), FakeImageEncoder(), FakeOCR(), RuleExtractor(DEFAULT))
+    with Store(tmp_path / "m.duckdb") as st:
+        build(st, read_file(path), deps, DEFAULT)
+        tables = [t for (t,) in st.con.execute("SELECT table_name FROM memory_tables").fetchall()]
+        assert len(tables) == 1, tables
+        assert st.con.execute(f'SELECT count(*) FROM "{tables[0]}"').fetchone()[0] == 10
+        assert not st.con.execute("SELECT count(*) FROM field_events WHERE kind = 'realign-split'").fetchone()[0]

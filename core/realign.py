@@ -206,9 +206,12 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
             if pairs is None or not _apart(pairs, stats):
                 continue
             kin = {x for x, y in pairs.items() if _base(x) == _base(y)}
-            if kin and not shared and all(_closeness(x, y, similar) < CLOSE for x, y in pairs.items() if x not in kin):
+            if kin and not shared and all(_closeness(x, y, similar) < CLOSE for x, y in pairs.items() if x not in kin) \
+                    and not _read_alike(pairs, stats, SPLIT_ALIKE):
                 # "duration~2" was given its own field because its records are of another kind: its name
-                # is no evidence for joining them back; another pair close in name (or a shared field) is
+                # is no evidence for joining them back; another pair close in name, a shared field, or rounds
+                # that read as one stream (a second device's garden counts: 0.78; vocabulary beside writing
+                # sessions: 0.63) are
                 continue
             by_shape = not shared and max(_closeness(x, y, similar) for x, y in pairs.items()) < CLOSE
             if by_shape and len(pairs) < STRUCTURAL:

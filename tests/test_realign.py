@@ -361,8 +361,13 @@ def test_a_fields_second_sense_is_not_joined_back_by_shape_alone():
     }
     unlike = lambda a, b: 1.0 if a == b else 0.2  # noqa: E731
     from dataclasses import replace
-    same_text = {k: replace(v, text=(1.0, 0.0)) for k, v in s.items()}
-    assert plan_merges(same_text, unlike) == []
+    # rounds alike as two kinds of record of one hobby are (cosine 0.6): kept apart
+    hobby = {k: replace(v, text=(1.0, 0.0) if k in ("duration~2", "new", "rev") else (0.6, 0.8)) for k, v in s.items()}
+    assert plan_merges(hobby, unlike) == []
+    # rounds that read as one stream (a second device's reports, cosine 0.8): joined back
+    stream = {k: replace(v, text=(1.0, 0.0) if k in ("duration~2", "new", "rev") else (0.8, 0.6)) for k, v in s.items()}
+    assert {(m.source, m.target) for m in plan_merges(stream, unlike)} == {
+        ("duration~2", "duration"), ("new", "fixes"), ("rev", "length")}
 
 
 def test_a_split_moves_one_kinds_observations_and_the_report_says_why(tmp_path):

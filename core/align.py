@@ -66,6 +66,7 @@ from .extract.normalize import active_lexicon as _lex, use_lexicon
 from .lexicon import load as load_lexicon
 from .model import Observation
 from .protocols import TextEncoder
+from .units import convert
 
 W_NAME, W_UNIT, W_RANGE, W_COMPANIONS, W_TEXT = 0.5, 0.15, 0.1, 0.15, 0.1
 MIN_NAME = 0.5  # a merge needs at least this much name evidence: structure alone never merges
@@ -787,8 +788,6 @@ def _another_magnitude(o: Observation, f: _Field) -> bool:
         return False
     x = o.number
     if o.unit and f.unit and o.unit != f.unit:
-        from .units import convert
-
         x = convert(x, o.unit, f.unit)
         if x is None:
             return False

@@ -18,6 +18,18 @@ from core.realign import groups, pairing, plan_merges
 from core.store import Store
 
 
+def unlike_names(a, b):
+    """A label similarity under which two different names are unlike."""
+    return 1.0 if a == b else 0.2
+
+
+def with_texts(s, first, text_a, text_b):
+    """The stats `s` with round-text vectors: `text_a` for the fields in `first`, `text_b` for the rest."""
+    from dataclasses import replace
+
+    return {k: replace(v, text=text_a if k in first else text_b) for k, v in s.items()}
+
+
 def stats(name, unit, lo, hi, rounds, companions, kind="number"):
     return FieldStats(name, kind, unit, {"kg": "mass", "EUR": "currency", "€": "currency", "mL": "volume",
                                          "L": "volume"}.get(unit, unit),
@@ -185,7 +197,7 @@ def test_without_a_field_in_common_a_pair_close_in_name_vouches_for_an_unlike_on
         "irrigation": stats("irrigation", "mL", 129, 848, 7, {"soil_moisture": 7}),
         "soil_moisture": stats("soil_moisture", "%", 13, 54, 7, {"irrigation": 7}),
     }
-    unlike = lambda a, b: 1.0 if a == b else 0.2  # noqa: E731
+    unlike = unlike_names
     assert {(m.source, m.target) for m in plan_merges(s, unlike)} == {("h2o", "irrigation"), ("sm", "soil_moisture")}
 
 
@@ -217,8 +229,6 @@ def test_an_unlike_pair_is_not_vouched_for_by_the_encoder_alone():
 
 
 def test_three_quantities_pairing_by_kind_unit_and_range_need_no_name_evidence_when_their_rounds_read_alike():
-    from dataclasses import replace
-
     # a till's photo (qty sold, takings €, left over) and the text (units, revenue €, unsold)
     s = {
         "qty_sold": stats("qty_sold", None, 18, 50, 8, {"takings": 8, "left_over": 7}),
@@ -228,13 +238,13 @@ def test_three_quantities_pairing_by_kind_unit_and_range_need_no_name_evidence_w
         "revenue": stats("revenue", "€", 48, 404, 17, {"units": 17, "unsold": 13}),
         "unsold": stats("unsold", None, 0, 10, 13, {"units": 13, "revenue": 13}),
     }
-    unlike = lambda a, b: 1.0 if a == b else 0.2  # noqa: E731
+    unlike = unlike_names
     photo, text, other = (1.0, 0.2, 0.0), (0.8, 0.6, 0.0), (0.3, 0.0, 0.95)  # cosines 0.82 and 0.30
-    market = {k: replace(v, text=photo if k in ("qty_sold", "takings", "left_over") else text) for k, v in s.items()}
+    market = with_texts(s, ("qty_sold", "takings", "left_over"), photo, text)
     assert {(m.source, m.target) for m in plan_merges(market, unlike)} == {
         ("qty_sold", "units"), ("takings", "revenue"), ("left_over", "unsold")}
     # the same shapes from rounds that read otherwise (a receipt's total, tax, items beside a payment's): apart
-    apart = {k: replace(v, text=photo if k in ("qty_sold", "takings", "left_over") else other) for k, v in s.items()}
+    apart = with_texts(s, ("qty_sold", "takings", "left_over"), photo, other)
     assert plan_merges(apart, unlike) == []
     assert plan_merges(s, unlike) == []  # no texts: no evidence beyond the shapes
 
@@ -252,8 +262,6 @@ def test_a_word_more_or_less_does_not_vouch_for_an_unlike_pair():
 
 
 def test_a_word_more_or_less_vouches_for_an_unlike_pair_when_every_pair_reads_as_one_record():
-    from dataclasses import replace
-
     # an invoice's photo (total due $, duration h) and its text (amt $, hrs duration h)
     s = {
         "total_due": stats("total_due", "$", 400, 4000, 6, {"duration": 5}),
@@ -261,12 +269,12 @@ def test_a_word_more_or_less_vouches_for_an_unlike_pair_when_every_pair_reads_as
         "amt": stats("amt", "$", 390, 4010, 22, {"hrs_duration": 18}),
         "hrs_duration": stats("hrs_duration", "min", 220, 2300, 18, {"amt": 18}),
     }
-    sim = lambda a, b: 1.0 if a == b else 0.2  # noqa: E731
+    sim = unlike_names
     photo, text, other = (1.0, 0.3, 0.0), (0.8, 0.6, 0.0), (0.6, 0.0, 0.8)  # cosines 0.94 and 0.57
-    same = {k: replace(v, text=photo if k in ("total_due", "duration") else text) for k, v in s.items()}
+    same = with_texts(s, ("total_due", "duration"), photo, text)
     assert {(m.source, m.target) for m in plan_merges(same, sim)} == {("total_due", "amt"), ("duration", "hrs_duration")}
     # rounds alike only as much as two kinds of record of one hobby are: a word more or less is not enough
-    apart = {k: replace(v, text=photo if k in ("total_due", "duration") else other) for k, v in s.items()}
+    apart = with_texts(s, ("total_due", "duration"), photo, other)
     assert plan_merges(apart, sim) == []
     assert plan_merges(s, sim) == []
 
@@ -282,7 +290,7 @@ def test_a_field_seen_a_few_times_has_a_size_not_a_range():
             "fee": stats("fee", "$", 6.45, 9.9, 6, {"payment": 6, "days_late": 6}),
             "days_late": stats("days_late", None, 13, 27, 6, {"payment": 6, "fee": 6}),
         }
-    sim = lambda a, b: 1.0 if a == b else 0.2  # noqa: E731
+    sim = unlike_names
     assert {(m.source, m.target) for m in plan_merges(bank(3.26, 5.43, 2), sim)} == {
         ("credit", "payment"), ("bank_fee", "fee"), ("days", "days_late")}
     # seen often, the same ranges are the quantity's bounds: two fees of different sizes
@@ -359,13 +367,12 @@ def test_a_fields_second_sense_is_not_joined_back_by_shape_alone():
         "fixes": stats("fixes", None, 1, 29, 22, {"length": 18, "duration": 22}),
         "length": stats("length", None, 104, 569, 18, {"fixes": 18, "duration": 18}),
     }
-    unlike = lambda a, b: 1.0 if a == b else 0.2  # noqa: E731
-    from dataclasses import replace
+    unlike = unlike_names
     # rounds alike as two kinds of record of one hobby are (cosine 0.6): kept apart
-    hobby = {k: replace(v, text=(1.0, 0.0) if k in ("duration~2", "new", "rev") else (0.6, 0.8)) for k, v in s.items()}
+    hobby = with_texts(s, ("duration~2", "new", "rev"), (1.0, 0.0), (0.6, 0.8))
     assert plan_merges(hobby, unlike) == []
     # rounds that read as one stream (a second device's reports, cosine 0.8): joined back
-    stream = {k: replace(v, text=(1.0, 0.0) if k in ("duration~2", "new", "rev") else (0.8, 0.6)) for k, v in s.items()}
+    stream = with_texts(s, ("duration~2", "new", "rev"), (1.0, 0.0), (0.8, 0.6))
     assert {(m.source, m.target) for m in plan_merges(stream, unlike)} == {
         ("duration~2", "duration"), ("new", "fixes"), ("rev", "length")}
 

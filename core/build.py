@@ -140,7 +140,6 @@ def build(
     `deps` may be a factory called after the ingest, so input refused at
     ingest (InputError, nothing stored) is reported before any model loads.
     """
-    from .extract import run_extractor
     from .hierarchy import Hierarchy, event_text
     from .align import FieldAligner
     from .analytic import AnalyticBuilder
@@ -185,47 +184,55 @@ def build(
     aligner = FieldAligner(store.con, config, encoder=deps.text_encoder)
     hierarchy = Hierarchy(store.con, deps.text_encoder, deps.image_encoder, config, llm=deps.llm)
     fallbacks: list[str] = []
-    for k in range(0, len(pending), ROUNDS_PER_COMMIT):
-        chunk = pending[k : k + ROUNDS_PER_COMMIT]
-        # one transaction per chunk; the hierarchy describes and writes the chunk's episodes and
-        # topics when its batch ends, just before the commit
-        with store.transaction(), hierarchy.batch():
-            t0 = time.perf_counter()
-            if stale:  # one DELETE per chunk (one per round would scan the table each time)
-                store.con.execute("DELETE FROM observations WHERE round_id IN (SELECT unnest(?::VARCHAR[]))",
-                                  [[r.round_id for _, r in chunk]])
-            extracted: list[tuple[Observation, ...]] = []
-            for order, r in chunk:
-                images = ({im.image_id: store.image_bytes(im.image_id) for im in r.images if im.sha256}
-                          if deps.llm is not None and getattr(deps.llm, "vision", False) else None)
-                res = run_extractor(deps.extractor, r, ocr_by_round.get(r.round_id, {}), images=images)
-                extracted.append(res.observations)
-                if res.fallback:
-                    fallbacks.append(f"extract {r.round_id}: {res.fallback}")
-            # raw labels -> the memory's fields, before induction counts them (new labels embedded at once)
-            aligner.prepare(extracted)
-            observed = [aligner.align(order, obs, text_vector=text_vectors[i])
-                        for i, ((order, _), obs) in enumerate(zip(chunk, extracted), start=k)]
-            aligner.flush()
-            _insert_observations(store, [(r.round_id, obs) for (_, r), obs in zip(chunk, observed)])
-            timer.add("extract", t0)
-            for i, ((order, r), obs) in enumerate(zip(chunk, observed), start=k):
-                ocr = ocr_by_round.get(r.round_id, {})
-                analytic.add(order, r.round_id, obs)
+    pool = _extraction_pool(deps, config, len(pending))
+    extracted_before = 0
+    try:
+        for k in range(0, len(pending), ROUNDS_PER_COMMIT):
+            chunk = pending[k : k + ROUNDS_PER_COMMIT]
+            # one transaction per chunk; the hierarchy describes and writes the chunk's episodes and
+            # topics when its batch ends, just before the commit
+            with store.transaction(), hierarchy.batch():
                 t0 = time.perf_counter()
-                hierarchy.insert(
-                    order, r, ocr,
-                    image_vectors={im.image_id: image_vectors[im.image_id] for im in r.images
-                                   if im.image_id in image_vectors},
-                    text_vector=text_vectors[i],
-                )
-                timer.add("hierarchy", t0)
-                progress("rounds", i + 1, len(pending))
-            analytic.flush()
-            t0 = time.perf_counter()
-            store.con.execute("UPDATE rounds SET processed = true WHERE round_id IN (SELECT unnest(?::VARCHAR[]))",
-                              [[r.round_id for _, r in chunk]])
-        timer.add("hierarchy", t0)  # the batch's end: episodes and topics written
+                if stale:  # one DELETE per chunk (one per round would scan the table each time)
+                    store.con.execute("DELETE FROM observations WHERE round_id IN (SELECT unnest(?::VARCHAR[]))",
+                                      [[r.round_id for _, r in chunk]])
+                # with a model, extraction is most of the build: its progress is shown per round
+                on_done = (None if deps.llm is None else
+                           lambda n, base=extracted_before: progress("extract", base + n, len(pending)))
+                results = _extract_chunk(store, deps, [r for _, r in chunk], ocr_by_round, pool, on_done)
+                extracted_before += len(chunk)
+                extracted: list[tuple[Observation, ...]] = []
+                for (_, r), res in zip(chunk, results):
+                    extracted.append(res.observations)
+                    if res.fallback:
+                        fallbacks.append(f"extract {r.round_id}: {res.fallback}")
+                # raw labels -> the memory's fields, before induction counts them (new labels embedded at once)
+                aligner.prepare(extracted)
+                observed = [aligner.align(order, obs, text_vector=text_vectors[i])
+                            for i, ((order, _), obs) in enumerate(zip(chunk, extracted), start=k)]
+                aligner.flush()
+                _insert_observations(store, [(r.round_id, obs) for (_, r), obs in zip(chunk, observed)])
+                timer.add("extract", t0)
+                for i, ((order, r), obs) in enumerate(zip(chunk, observed), start=k):
+                    ocr = ocr_by_round.get(r.round_id, {})
+                    analytic.add(order, r.round_id, obs)
+                    t0 = time.perf_counter()
+                    hierarchy.insert(
+                        order, r, ocr,
+                        image_vectors={im.image_id: image_vectors[im.image_id] for im in r.images
+                                       if im.image_id in image_vectors},
+                        text_vector=text_vectors[i],
+                    )
+                    timer.add("hierarchy", t0)
+                    progress("rounds", i + 1, len(pending))
+                analytic.flush()
+                t0 = time.perf_counter()
+                store.con.execute("UPDATE rounds SET processed = true WHERE round_id IN (SELECT unnest(?::VARCHAR[]))",
+                                  [[r.round_id for _, r in chunk]])
+            timer.add("hierarchy", t0)  # the batch's end: episodes and topics written
+    finally:
+        if pool is not None:  # a failed chunk: the calls still queued are not sent
+            pool.shutdown(wait=True, cancel_futures=True)
     if pending:
         with store.transaction():
             # every value is known now: a column typed from its first few rounds is typed again
@@ -267,6 +274,53 @@ def build(
     )
     _record_run(store, report, images_ocr)
     return report
+
+
+def _extraction_pool(deps: BuildDeps, config: Config, pending: int):
+    """A thread pool for concurrent model extraction, or None (rules, one round, or llm_parallel 1).
+
+    Its size is `config.llm_parallel`, capped by the model's own `parallel` (an in-process
+    llama.cpp server's slots: calls beyond them would only queue inside the server).
+    """
+    if deps.llm is None or pending < 2:
+        return None
+    workers = min(int(config.llm_parallel), int(getattr(deps.llm, "parallel", None) or config.llm_parallel))
+    if workers < 2:
+        return None
+    from concurrent.futures import ThreadPoolExecutor
+
+    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="adamm-extract")
+
+
+def _extract_chunk(store: Store, deps: BuildDeps, rounds: Sequence[Round], ocr_by_round: dict[str, dict[str, str]],
+                   pool, on_done: Callable[[int], None] | None) -> list:
+    """The extraction results of `rounds`, in their order (`pool`: calls in flight at once).
+
+    Image bytes are read here, on the calling thread (the store's connection is not shared
+    with the workers). `on_done(n)` is called as the n-th result of the chunk arrives. An
+    extractor that raises (model faults are already fallbacks) stops the chunk with that error;
+    nothing of the chunk is stored (its transaction rolls back).
+    """
+    from .extract import run_extractor
+
+    vision = deps.llm is not None and getattr(deps.llm, "vision", False)
+    jobs = [(r, ocr_by_round.get(r.round_id, {}),
+             {im.image_id: store.image_bytes(im.image_id) for im in r.images if im.sha256} if vision else None)
+            for r in rounds]
+    if pool is None:
+        out = []
+        for n, (r, ocr, images) in enumerate(jobs, start=1):
+            out.append(run_extractor(deps.extractor, r, ocr, images=images))
+            if on_done is not None:
+                on_done(n)
+        return out
+    from concurrent.futures import as_completed
+
+    futures = [pool.submit(run_extractor, deps.extractor, r, ocr, images=images) for r, ocr, images in jobs]
+    for n, _ in enumerate(as_completed(futures), start=1):
+        if on_done is not None:
+            on_done(n)
+    return [f.result() for f in futures]
 
 
 def _ocr_texts(store: Store, round_ids: list[str]) -> dict[str, dict[str, str]]:

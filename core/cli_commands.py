@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 from .config import DEFAULT
@@ -106,6 +108,58 @@ def read_inputs(paths: list[str], fmt: str | None, images: str | None, config, a
     return histories
 
 
+@contextmanager
+def model_flags(args):
+    """The --base-url/--model/--vision/--api-key-env/--response-format flags as the settings core.llm
+    reads (its environment names), for the duration of one command; the environment is restored after.
+
+    Raises InputError when a flag is given for a backend that does not use it, or the key variable
+    named by --api-key-env is not set.
+    """
+    flags = {"OPENAI_BASE_URL": getattr(args, "base_url", None), "ADAMM_LLM_MODEL": getattr(args, "model", None),
+             "ADAMM_LLM_VISION": "1" if getattr(args, "vision", False) else None,
+             "ADAMM_LLM_RESPONSE_FORMAT": getattr(args, "response_format", None)}
+    key_env = getattr(args, "api_key_env", None)
+    given = [n for n, v in flags.items() if v] + (["--api-key-env"] if key_env else [])
+    if given and getattr(args, "backend", "rules") != "openai":
+        names = {"OPENAI_BASE_URL": "--base-url", "ADAMM_LLM_MODEL": "--model", "ADAMM_LLM_VISION": "--vision",
+                 "ADAMM_LLM_RESPONSE_FORMAT": "--response-format"}
+        raise InputError("command line", ", ".join(names.get(n, n) for n in given),
+                         f"only used with --backend openai (not {getattr(args, 'backend', 'rules')})")
+    if key_env:
+        if not os.environ.get(key_env):
+            raise InputError("command line", "--api-key-env", f"environment variable {key_env} is not set")
+        flags["OPENAI_API_KEY"] = os.environ[key_env]
+    saved = {n: os.environ.get(n) for n in flags}
+    try:
+        for n, v in flags.items():
+            if v:
+                os.environ[n] = v
+        yield
+    finally:
+        for n, v in saved.items():
+            if v is None:
+                os.environ.pop(n, None)
+            else:
+                os.environ[n] = v
+
+
+def cmd_llm_test(args) -> int:
+    """Probe the model: exit 0 when it answered with valid JSON, 1 when it did not."""
+    from .deps import make_llm
+    from .llm_probe import check_connection
+
+    llm = make_llm(args.backend, args.model_path)
+    try:
+        report = check_connection(llm)
+    finally:
+        close = getattr(llm, "close", None)
+        if close is not None:
+            close()
+    print("\n".join(report.lines()))
+    return 0 if report.ok else 1
+
+
 def cmd_build(args) -> int:
     from .build import build
     from .deps import make_build_deps, make_llm
@@ -114,7 +168,7 @@ def cmd_build(args) -> int:
     config = config_from_args(args)
     histories = read_inputs(args.inputs, args.format, args.images, config, args.allow_missing_images)
     with Store(args.store) as store:
-        llm = make_llm(args.backend, args.model_path, cache_con=store.con)
+        llm = make_llm(args.backend, args.model_path, cache_con=store.con, parallel=config.llm_parallel)
         # a factory: the models load only after the ingest accepted the input
         deps = lambda: make_build_deps(config, cache_con=store.con, llm=llm,  # noqa: E731
                                        clip_checkpoint=args.clip_checkpoint, clip_model=args.clip_model)

@@ -10,7 +10,8 @@ from .protocols import LLM
 
 
 def make_llm(backend: str, model_path: str | None = None, cache_con=None, *, meter=None,
-             n_threads: int = 1, n_ctx: int = 8192) -> LLM | None:
+             n_threads: int = 1, n_ctx: int = 8192, parallel: int = 1,
+             settings: dict | None = None) -> LLM | None:
     """None for "rules"; an OpenAI-compatible client for "openai"; an in-process llama.cpp for "local".
 
     `cache_con`: a migrated memory's DuckDB connection whose `llm_cache` table keeps replies
@@ -26,13 +27,14 @@ def make_llm(backend: str, model_path: str | None = None, cache_con=None, *, met
 
     cache = llm_mod.DuckDBLLMCache(cache_con) if cache_con is not None else None
     if backend == "openai":
-        return llm_mod.from_env(cache=cache, meter=meter)
+        return llm_mod.from_env(cache=cache, meter=meter, settings=settings)
     if backend == "local":
         from pathlib import Path
 
         if not model_path or not Path(model_path).is_file():
             raise InputError("--model-path", "", f"no GGUF file at {model_path!r} (needed for --backend local)")
-        return llm_mod.LocalLLM(model_path, cache=cache, meter=meter, n_threads=n_threads, n_ctx=n_ctx)
+        return llm_mod.LocalLLM(model_path, cache=cache, meter=meter, n_threads=n_threads, n_ctx=n_ctx,
+                                  parallel=parallel)
     raise InputError("--backend", "", f"unknown backend {backend!r}")
 
 

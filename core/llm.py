@@ -418,7 +418,9 @@ class OpenAICompatLLM:
     parameter (reasoning models reject it). `drop_keywords` are removed from
     the schema sent to the server (not from validation): from_env drops
     length/size/range limits for api.openai.com, whose strict mode may reject
-    them. `sleep` is injectable for tests.
+    them. `sleep` is injectable for tests. `parallel`: how many calls the endpoint serves at
+    once, when known (a build sends at most that many concurrently; None: `llm_parallel` decides).
+    Calls may be made from several threads at once.
 
     Token counts in results are summed over all attempts (what the call cost);
     `ms` is the wall time of the whole call including waits.
@@ -430,7 +432,7 @@ class OpenAICompatLLM:
                  temperature: float | None = 0.0, token_param: str = "max_tokens",
                  response_format: str = "json_schema", max_backoff: float = 30.0,
                  retry_after_cap: float = 30.0, drop_keywords: Sequence[str] = (),
-                 sleep: Callable[[float], None] = time.sleep):
+                 sleep: Callable[[float], None] = time.sleep, parallel: int | None = None):
         if response_format not in ("json_schema", "json_object", "none"):
             raise ValueError(f"response_format must be json_schema, json_object or none, not {response_format!r}")
         if retries < 0 or timeout <= 0:
@@ -441,6 +443,7 @@ class OpenAICompatLLM:
         self.token_param, self.response_format = token_param, response_format
         self.max_backoff, self.retry_after_cap, self._sleep = max_backoff, retry_after_cap, sleep
         self.drop_keywords = frozenset(drop_keywords)
+        self.parallel = None if parallel is None else max(1, int(parallel))
 
     # -- helpers ---------------------------------------------------------
     def set_cache(self, cache: LLMCache | None) -> None:
@@ -632,25 +635,32 @@ def _truthy(v: str | None) -> bool:
     return str(v or "").strip().lower() in ("1", "true", "yes", "on")
 
 
+SETTINGS = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ADAMM_LLM_MODEL", "ADAMM_LLM_VISION", "ADAMM_LLM_RESPONSE_FORMAT")
+
+
 def from_env(cache: LLMCache | None = None, *, secrets: Mapping[str, Any] | None = None,
              env: Mapping[str, str] | None = None, meter: TokenMeter | None = None,
-             **kwargs) -> OpenAICompatLLM:
-    """Build an OpenAICompatLLM from OPENAI_BASE_URL, OPENAI_API_KEY, ADAMM_LLM_MODEL (and ADAMM_LLM_VISION).
+             settings: Mapping[str, Any] | None = None, **kwargs) -> OpenAICompatLLM:
+    """Build an OpenAICompatLLM from OPENAI_BASE_URL, OPENAI_API_KEY, ADAMM_LLM_MODEL (and ADAMM_LLM_VISION,
+    ADAMM_LLM_RESPONSE_FORMAT: json_schema (default) | json_object | none, for servers without schemas).
 
-    Each name is read from `env` (default os.environ), else from `secrets`
-    (e.g. `dict(st.secrets)`; the caller passes it, core never imports
-    streamlit). A missing key is allowed for a custom base URL (local servers
-    ignore it). Raises InputError naming the missing setting. Reasoning models
-    (o1/o3/o4/gpt-5*) get no temperature and `max_completion_tokens`.
+    Each name is read from `settings` (what a user typed: the sidebar, CLI flags), else `env`
+    (default os.environ), else `secrets` (e.g. `dict(st.secrets)`; the caller passes it, core
+    never imports streamlit). Any OpenAI-compatible server works by its base URL (vLLM,
+    llama.cpp server, Ollama's /v1, the OpenAI API). A missing key is allowed for a custom base
+    URL (local servers ignore it). Raises InputError naming the missing or invalid setting.
+    Reasoning models (o1/o3/o4/gpt-5*) get no temperature and `max_completion_tokens`.
     """
     env = os.environ if env is None else env
     secrets = secrets or {}
+    settings = settings or {}
 
     def get(name: str) -> str | None:
-        v = env.get(name)
-        if v in (None, ""):
-            v = secrets.get(name)
-        return str(v).strip() if v not in (None, "") else None
+        for source in (settings, env, secrets):
+            v = source.get(name)
+            if v not in (None, ""):
+                return str(v).strip() or None
+        return None
 
     model = get("ADAMM_LLM_MODEL")
     base_url = get("OPENAI_BASE_URL")
@@ -669,6 +679,12 @@ def from_env(cache: LLMCache | None = None, *, secrets: Mapping[str, Any] | None
         kwargs.setdefault("temperature", None)
         kwargs.setdefault("token_param", "max_completion_tokens")
     kwargs.setdefault("vision", _truthy(get("ADAMM_LLM_VISION")))
+    fmt = get("ADAMM_LLM_RESPONSE_FORMAT")
+    if fmt is not None:
+        if fmt not in ("json_schema", "json_object", "none"):
+            raise InputError("settings", "ADAMM_LLM_RESPONSE_FORMAT",
+                             f"{fmt!r} is not one of json_schema, json_object, none")
+        kwargs.setdefault("response_format", fmt)
     if not base_url or "api.openai.com" in base_url:
         kwargs.setdefault("drop_keywords", OPENAI_DROP_KEYWORDS)
     return OpenAICompatLLM(client, model, cache=cache, meter=meter, **kwargs)
@@ -685,7 +701,8 @@ class LocalLlamaServer:
     bearer token (`api_key`, held in memory only) so other local users cannot
     use it. Raises InputError when the file is missing or not a GGUF file, and
     LLMError when llama.cpp fails to start. `close()` (or leaving the `with`
-    block) stops it.
+    block) stops it. `n_parallel` slots decode that many requests at once (batched, so on
+    one thread too), each with an `n_ctx`-token window.
     """
 
     def __init__(self, model_path: str | Path, *, n_ctx: int = 4096, n_threads: int = 1,
@@ -702,8 +719,9 @@ class LocalLlamaServer:
         self.api_key = _secrets.token_urlsafe(24)
         p = xlc.CommonParams()
         p.model.path = str(path)
-        p.n_ctx = int(n_ctx)
-        p.n_parallel = int(n_parallel)
+        # llama.cpp divides its context among the slots: each slot gets the n_ctx asked for
+        p.n_ctx = int(n_ctx) * max(1, int(n_parallel))
+        p.n_parallel = max(1, int(n_parallel))
         p.cpuparams.n_threads = int(n_threads)
         p.cpuparams_batch.n_threads = int(n_threads)
         # No busy-wait polling between work items: the CPU is usually shared with the app/other work.
@@ -741,15 +759,18 @@ class LocalLLM:
     """`LLM` backed by a LocalLlamaServer: `OpenAICompatLLM` against the in-process server.
 
     The model name is "local/<file name>" (priced at 0). Defaults suit a CPU:
-    a generous per-call timeout and two retries.
+    a generous per-call timeout and two retries. `parallel`: the server's slots, i.e. how many
+    calls it decodes at once (a build sends that many extraction calls concurrently).
     """
 
     def __init__(self, model_path: str | Path, *, n_ctx: int = 4096, n_threads: int = 1,
                  port: int | None = None, cache: LLMCache | None = None, meter: TokenMeter | None = None,
-                 timeout: float = 300, retries: int = 2, vision: bool = False, **kwargs):
+                 timeout: float = 300, retries: int = 2, vision: bool = False, parallel: int = 1, **kwargs):
         import openai
 
-        self.server = LocalLlamaServer(model_path, n_ctx=n_ctx, n_threads=n_threads, port=port)
+        self.parallel = max(1, int(parallel))
+        self.server = LocalLlamaServer(model_path, n_ctx=n_ctx, n_threads=n_threads, port=port,
+                                       n_parallel=self.parallel)
         client = openai.OpenAI(base_url=self.server.base_url, api_key=self.server.api_key,
                                timeout=timeout, max_retries=0)
         self.llm = OpenAICompatLLM(client, LOCAL_PREFIX + Path(model_path).name, cache=cache, meter=meter,

@@ -11,7 +11,11 @@ Each POST to /v1/chat/completions consumes the next scripted reply:
     Reply.hang()                         no answer until the client gives up (bounded)
     Reply.drop()                         close the connection without a response
 
-With nothing scripted it answers 500 "no scripted reply". Every request
+With nothing scripted it answers 500 "no scripted reply"; `respond(body) -> Reply` answers each
+request from its content instead (for calls that arrive in any order). `meet=n` holds each
+request answered by a Reply with `meet=True` until n such requests are in flight at once (a
+threading.Barrier; if they never overlap within `hang_limit` seconds the request gets a 400
+"requests did not overlap"). Every request
 (path, lower-cased headers, parsed body) is kept in `.requests`. Everything is bounded: a
 hang waits at most `hang_limit` seconds and ends at `close()`.
 """
@@ -34,6 +38,7 @@ class Reply:
     headers: dict = field(default_factory=dict)
     prompt_tokens: int = 11
     completion_tokens: int = 7
+    meet: bool = False  # with FaultServer(meet=n): answered only once n such requests are in flight
 
     @classmethod
     def json(cls, obj, **kw) -> "Reply":
@@ -61,8 +66,11 @@ class Reply:
 
 
 class FaultServer:
-    def __init__(self, replies: list[Reply] | None = None, *, hang_limit: float = 10.0):
+    def __init__(self, replies: list[Reply] | None = None, *, hang_limit: float = 10.0,
+                 respond=None, meet: int = 0):
         self.replies: list[Reply] = list(replies or [])
+        self.respond = respond
+        self._meet = threading.Barrier(meet, timeout=hang_limit) if meet > 1 else None
         self.requests: list[dict] = []
         self.hang_limit = hang_limit
         self._released = threading.Event()
@@ -84,7 +92,15 @@ class FaultServer:
                     body = {"_raw": raw.decode("utf-8", "replace")}
                 with outer._lock:
                     outer.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
-                    reply = outer.replies.pop(0) if outer.replies else Reply.status(500, "no scripted reply")
+                    if outer.respond is None:
+                        reply = outer.replies.pop(0) if outer.replies else Reply.status(500, "no scripted reply")
+                if outer.respond is not None:
+                    reply = outer.respond(body)
+                if outer._meet is not None and reply.meet:
+                    try:
+                        outer._meet.wait()
+                    except threading.BrokenBarrierError:
+                        reply = Reply.status(400, "requests did not overlap")
                 outer._serve(self, reply, body)
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -137,6 +153,8 @@ class FaultServer:
 
     def close(self) -> None:
         self._released.set()
+        if self._meet is not None:
+            self._meet.abort()
         self.httpd.shutdown()
         self.httpd.server_close()
         self._thread.join(timeout=5)

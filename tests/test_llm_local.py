@@ -79,3 +79,25 @@ def test_server_requires_its_token_and_stops_on_close(local_gguf):
         llm.complete_json("person", [{"role": "user", "content": "hi"}], PERSON)
     with pytest.raises(urllib.error.URLError):
         urllib.request.urlopen(llm.server.base_url.removesuffix("/v1") + "/health", timeout=5)
+
+
+@pytest.mark.timeout(600)
+def test_a_server_with_slots_answers_calls_in_flight_together(local_gguf):
+    """LocalLLM(parallel=2): llama.cpp reports two slots and two concurrent calls both come back valid."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with LocalLLM(local_gguf, n_ctx=1024, n_threads=1, parallel=2, max_tokens=64) as llm:
+        req = urllib.request.Request(llm.server.base_url.removesuffix("/v1") + "/props",
+                                     headers={"Authorization": f"Bearer {llm.server.api_key}"})
+        props = json.loads(urllib.request.urlopen(req, timeout=30).read())
+        assert props["total_slots"] == 2 and llm.parallel == 2
+        people = {"Carol": 41, "Dave": 27}
+
+        def ask(name: str):
+            msgs = [{"role": "user", "content": f"{name} is {people[name]} years old. Give name and age as JSON."}]
+            return llm.complete_json("person", msgs, PERSON)
+
+        with ThreadPoolExecutor(2) as pool:
+            replies = list(pool.map(ask, people))
+    assert [schema_errors(r.data, PERSON) for r in replies] == [[], []]
+    assert [r.data["name"] for r in replies] == list(people)  # each reply answers its own request

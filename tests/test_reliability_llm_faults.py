@@ -79,7 +79,9 @@ def build_with(server: FaultServer, history, path, sleeps: list):
         llm = client_llm(server, sleeps)
         deps = make_build_deps(DEFAULT, cache_con=s.con, llm=llm, text_encoder=HashEmbedder(), ocr=FakeOCR(),
                                image_encoder=FakeImageEncoder())
-        return build(s, read_file(history), deps, DEFAULT)
+        # one call at a time: the scripted faults reach the rounds in order (concurrent calls:
+        # tests/test_build_parallel.py)
+        return build(s, read_file(history), deps, DEFAULT.with_(llm_parallel=1))
 
 
 @pytest.mark.timeout(300)

@@ -64,9 +64,11 @@ def local_llm(path: str, stamp: tuple[int, int]):
     Loading a model takes seconds and memory: every session and page shares it. Raises InputError
     for a missing or non-GGUF file and LLMError when llama.cpp cannot start.
     """
+    from core.config import DEFAULT
     from core.llm import LocalLLM
 
-    return LocalLLM(path)
+    # as many slots as a build sends extraction calls at once
+    return LocalLLM(path, parallel=DEFAULT.llm_parallel)
 
 
 def _stamp(path: str) -> tuple[int, int]:
@@ -83,7 +85,8 @@ def _local_for_store(path: str, store: Store):
     # same endpoint, model name and retry policy as LocalLLM, but the replies are cached in THIS memory
     # file and counted on THIS session's meter (the shared server must not mix sessions' caches)
     return OpenAICompatLLM(inner.client, inner.model, cache=DuckDBLLMCache(store.con), meter=TokenMeter(),
-                           timeout=inner.timeout, retries=inner.retries, vision=inner.vision)
+                           timeout=inner.timeout, retries=inner.retries, vision=inner.vision,
+                           parallel=local.parallel)
 
 
 def llm_for(store: Store):
@@ -98,7 +101,9 @@ def llm_for(store: Store):
         return None
     model_path = state.get(state.MODEL_PATH, "") or ""
     stamp = _stamp(model_path) if backend == "local" and Path(model_path).is_file() else None
-    key = ("_llm", backend, model_path, stamp, id(store.con))
+    settings = state.llm_settings() if backend == "openai" else {}
+    # the settings (an API key among them) are part of the key only as a digest
+    key = ("_llm", backend, model_path, stamp, _digest(settings), id(store.con))
     if key in st.session_state:
         return st.session_state[key]
     failed = st.session_state.get(("_llm_error",) + key[1:])
@@ -115,7 +120,7 @@ def llm_for(store: Store):
         else:
             from core.deps import make_llm
 
-            llm = make_llm(backend, None, cache_con=store.con)
+            llm = make_llm(backend, None, cache_con=store.con, settings=settings)
     except Exception as e:  # missing settings, llama.cpp failing to load: say so, answer with rules
         msg = (f"Language model `{backend}` unavailable ({type(e).__name__}: {e}); using the rule-based "
                "components.")
@@ -125,6 +130,40 @@ def llm_for(store: Store):
     meter_of(llm)
     st.session_state[key] = llm
     return llm
+
+
+def _digest(settings: dict) -> str:
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16] if settings else ""
+
+
+def probe_model() -> list[str]:
+    """"Test connection" for the sidebar's model: the report's lines (core.llm_probe), never raising.
+
+    The local backend probes the shared llama.cpp server (starting it when needed); openai builds a
+    client from the typed settings and the environment, without the memory's cache.
+    """
+    from core.llm_probe import check_connection
+
+    backend = state.backend()
+    try:
+        if backend == "local":
+            path = state.get(state.MODEL_PATH, "") or ""
+            problem = gguf_problem(path)
+            if problem is not None:
+                return [f"no model to test: {problem}"]
+            llm = local_llm(path, _stamp(path))
+        elif backend == "openai":
+            from core.deps import make_llm
+
+            llm = make_llm("openai", None, settings=state.llm_settings())
+        else:
+            return ["the rules backend uses no model"]
+        return check_connection(llm).lines()
+    except Exception as e:  # settings missing, llama.cpp failing to load: say so
+        return [f"cannot test: {type(e).__name__}: {e}"]
 
 
 def meter_of(llm):

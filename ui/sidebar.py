@@ -9,7 +9,7 @@ import streamlit as st
 from core.config import DEFAULT
 
 from . import state
-from .engine import gguf_problem
+from .engine import gguf_problem, probe_model
 from .resources import memory_files
 
 
@@ -48,6 +48,32 @@ def _on_mode() -> None:
     state.put(state.CONFIG_OVERRIDES, over)
 
 
+def _endpoint_inputs() -> None:
+    """Base URL, model, key and image support of an OpenAI-compatible endpoint (empty: the environment's)."""
+    env = os.environ
+    typed = dict(state.get(state.LLM_SETTINGS) or {})
+    typed["OPENAI_BASE_URL"] = st.text_input(
+        "Base URL", value=typed.get("OPENAI_BASE_URL", ""), key="sb_base_url",
+        placeholder=env.get("OPENAI_BASE_URL") or "https://api.openai.com/v1",
+        help="Any OpenAI-compatible server: vLLM (http://host:8000/v1), llama.cpp server (http://host:8080/v1), "
+             "Ollama (http://localhost:11434/v1) or the OpenAI API (empty).").strip()
+    typed["ADAMM_LLM_MODEL"] = st.text_input(
+        "Model", value=typed.get("ADAMM_LLM_MODEL", ""), key="sb_model_name",
+        placeholder=env.get("ADAMM_LLM_MODEL") or "e.g. gpt-4.1-nano, qwen2.5:7b").strip()
+    typed["OPENAI_API_KEY"] = st.text_input(
+        "API key", value=typed.get("OPENAI_API_KEY", ""), key="sb_api_key", type="password",
+        placeholder="from OPENAI_API_KEY" if env.get("OPENAI_API_KEY") else "not needed for most local servers",
+        help="Kept in this browser session only; never written to the memory file or logs.").strip()
+    typed["ADAMM_LLM_VISION"] = "1" if st.checkbox(
+        "The model takes images", value=bool(typed.get("ADAMM_LLM_VISION")) or _truthy(env.get("ADAMM_LLM_VISION")),
+        key="sb_vision", help="Evidence images are then sent to it (else captions and OCR text)") else "0"
+    state.put(state.LLM_SETTINGS, typed)
+
+
+def _truthy(v) -> bool:
+    return str(v or "").strip().lower() in ("1", "true", "yes", "on")
+
+
 def render_sidebar() -> None:
     with st.sidebar:
         st.subheader("Memory")
@@ -82,10 +108,17 @@ def render_sidebar() -> None:
                 st.caption(f"`{Path(path).name}` ({Path(path).stat().st_size / 1e6:.0f} MB) is served in-process by "
                            "llama.cpp, loaded once and shared by every page.")
         elif backend == "openai":
-            model = os.environ.get("ADAMM_LLM_MODEL", "")
-            st.caption(f"Model: `{model or 'not set'}` at `{os.environ.get('OPENAI_BASE_URL', 'api.openai.com')}`"
-                       + ("" if os.environ.get("OPENAI_API_KEY") else " (no API key set)"))
+            _endpoint_inputs()
         if backend != "rules":
+            if st.button("Test connection", key="sb_probe",
+                         help="One small call: the reply, its latency, whether JSON-schema output works and, "
+                              "for a model that takes images, whether it reads one"):
+                with st.spinner("Asking the model..."):
+                    state.put(state.LLM_PROBE, probe_model())
+            report = state.get(state.LLM_PROBE)
+            if report:
+                box = st.success if report[0].startswith("connected") else st.error
+                box("  \n".join(report))
             # the widget follows the overrides (another page may reset them), like the memory picker
             if st.session_state.get("sb_llm_mode") != llm_mode():
                 st.session_state["sb_llm_mode"] = llm_mode()

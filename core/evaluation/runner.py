@@ -502,7 +502,7 @@ def run_eval(input_path: str | Sequence[str], out_dir: str, *, config: Config = 
     out.mkdir(parents=True, exist_ok=True)
     own_llm = llm is None
     if own_llm:
-        llm = make_llm(backend, model_path)
+        llm = make_llm(backend, model_path, parallel=config.llm_parallel)
     grader = LLMJudge(llm) if llm is not None and judge is not False else None
     tmp = tempfile.TemporaryDirectory(prefix="adamm-eval-")
     run = _Run(config, fmt, ablation, limit, backend, progress, deps, engine_factory, llm, grader,

@@ -354,6 +354,8 @@ if trace is not None:
     for fb in trace.get("fallbacks") or []:
         st.caption(f"fallback: {fb}")
     st.markdown("**Evidence**")
+    if ans.get("cited"):  # a model's answer names the evidence lines it rests on
+        st.caption("The model says its answer rests on: " + ", ".join(f"`{c}`" for c in ans["cited"]))
     evidence_view(store, ans.get("rounds") or trace.get("evidence_rounds") or [])
     attribution_section(trace)
 

@@ -185,6 +185,8 @@ def build(
     hierarchy = Hierarchy(store.con, deps.text_encoder, deps.image_encoder, config, llm=deps.llm)
     fallbacks: list[str] = []
     pool = _extraction_pool(deps, config, len(pending))
+    if pool is not None:  # a batch's episode and topic descriptions are independent calls too
+        hierarchy.map = pool.map
     extracted_before = 0
     try:
         for k in range(0, len(pending), ROUNDS_PER_COMMIT):
@@ -231,6 +233,7 @@ def build(
                                   [[r.round_id for _, r in chunk]])
             timer.add("hierarchy", t0)  # the batch's end: episodes and topics written
     finally:
+        hierarchy.map = map  # finalize() runs after the pool is gone
         if pool is not None:  # a failed chunk: the calls still queued are not sent
             pool.shutdown(wait=True, cancel_futures=True)
     if pending:
@@ -277,7 +280,8 @@ def build(
 
 
 def _extraction_pool(deps: BuildDeps, config: Config, pending: int):
-    """A thread pool for concurrent model extraction, or None (rules, one round, or llm_parallel 1).
+    """A thread pool for concurrent model calls (extraction, a batch's descriptions), or None (rules,
+    one round, or llm_parallel 1).
 
     Its size is `config.llm_parallel`, capped by the model's own `parallel` (an in-process
     llama.cpp server's slots: calls beyond them would only queue inside the server).

@@ -37,7 +37,7 @@ PROMPT_VERSION: dict[str, str] = {
     TOPIC_DESCRIPTION: "1",
     PLAN: "4",
     INSTANTIATE: "4",
-    ANSWER: "2",
+    ANSWER: "3",
     JUDGE: "1",
 }
 
@@ -316,8 +316,12 @@ def cap_evidence(evidence: str, max_line: int = MAX_EVIDENCE_LINE, max_chars: in
     return "\n".join(out)
 
 
+MAX_CITED = 5  # evidence ids an answer may name as the ones it rests on
+
+
 def answer(question: str, evidence: str, *, options: Sequence[tuple[str, str]] = (),
-           question_time: str | None = None, draft: str | None = None) -> tuple[list[dict], dict]:
+           question_time: str | None = None, draft: str | None = None,
+           unit_ids: Sequence[str] = ()) -> tuple[list[dict], dict]:
     """The final answer from the evidence (plan + tool outputs as text; images go in `images=`).
 
     The evidence is cut by `cap_evidence` (a bounded prompt: the tools already ranked it).
@@ -327,6 +331,8 @@ def answer(question: str, evidence: str, *, options: Sequence[tuple[str, str]] =
     `draft`: the rule-based answer from the same evidence (unit conversions and dates done
     exactly); the model keeps it unless the evidence shows it is wrong (small models slip on
     arithmetic and units).
+    `unit_ids`: the evidence ids shown in the evidence (`[kind id]`); the reply then also has
+    "used": at most MAX_CITED of them (the schema enumerates them), the ones the answer rests on.
     """
     system = (
         "Answer the user's question about their own past conversations using only the evidence. "
@@ -343,10 +349,14 @@ def answer(question: str, evidence: str, *, options: Sequence[tuple[str, str]] =
     if options:
         system += " For multiple choice, answer with the option letter only."
         user += "\nOptions:\n" + "\n".join(f"{k}. {v}" for k, v in options)
-        schema = _obj({"answer": {"type": "string", "enum": [k for k, _ in options]}})
+        props: dict[str, Any] = {"answer": {"type": "string", "enum": [k for k, _ in options]}}
     else:
-        schema = _obj({"answer": _str(300)})
-    return _msgs(system, user), schema
+        props = {"answer": _str(300)}
+    ids = list(dict.fromkeys(str(i) for i in unit_ids))
+    if ids:
+        system += " In \"used\", list the ids of the evidence lines your answer rests on (none when not mentioned)."
+        props["used"] = {"type": "array", "items": {"type": "string", "enum": ids}, "maxItems": MAX_CITED}
+    return _msgs(system, user), _obj(props)
 
 
 def judge(question: str, gold: str, prediction: str) -> tuple[list[dict], dict]:

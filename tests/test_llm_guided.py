@@ -307,3 +307,22 @@ def test_sidebar_mode_select_box_appears_with_a_model_and_sets_the_config():
     assert at.session_state[state.CONFIG_OVERRIDES]["llm_mode"] == "free"
     at.sidebar.selectbox(key="sb_llm_mode").set_value("guided").run()
     assert "llm_mode" not in (at.session_state[state.CONFIG_OVERRIDES] or {})
+
+
+def test_a_model_answer_names_the_evidence_it_rests_on_and_unknown_ids_are_dropped(embedder):
+    """The answer schema enumerates the evidence ids; what comes back is validated, not trusted."""
+    from core import prompts
+    from core.planning.answer import LLMAnswerer, RuleAnswerer
+
+    units = (EvidenceUnit("ev:S1:R2", "event", "I repotted the fern on March 3.", rounds=("S1:R2",)),
+             EvidenceUnit("ev:S2:R1", "event", "The fern got 200 ml of water.", rounds=("S2:R1",)))
+    step = StepRecord(0, "find the repotting", "EventLocate", {}, "ok", "rules", "2 events", units=units)
+    llm = QueuedLLM([{"answer": "On March 3", "used": ["ev:S1:R2", "ev:S9:R9", "ev:S1:R2"]}])
+    ans, note = LLMAnswerer(llm, RuleAnswerer(embedder)).answer("When did I repot the fern?", [step])
+    assert note is None and ans.text == "On March 3"
+    assert ans.cited == ("ev:S1:R2",)  # the invented id and the repeat are gone
+    assert ans.unit_ids == ("ev:S1:R2", "ev:S2:R1")  # provenance still lists all the evidence shown
+    schema = llm.calls[0]["schema"]
+    assert schema["properties"]["used"]["items"]["enum"] == ["ev:S1:R2", "ev:S2:R1"]
+    assert schema["properties"]["used"]["maxItems"] == prompts.MAX_CITED
+    assert Answer.from_dict(ans.to_dict()) == ans

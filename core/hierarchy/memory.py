@@ -138,6 +138,9 @@ class Hierarchy:
         self.image_encoder = image_encoder
         self.config = config
         self.llm = llm
+        # how independent descriptions of one batch are made: the builtin map, or a thread pool's
+        # (the build sets it when model calls may be in flight together); results keep their order
+        self.map = map
         self.fallbacks: list[str] = []  # descriptions that fell back from the LLM to extractive
         self._index = EmbeddingIndex(con)
         self._state: _State | None = None  # construction state, loaded on the first insert / finalize
@@ -398,6 +401,7 @@ class Hierarchy:
     def _describe_episodes(self, episodes: list["_Episode"]) -> None:
         """Regenerate the description and text embedding of episodes whose members changed (one encoder call)."""
         multi: list[NodeRow] = []
+        several: list["_Episode"] = []
         for e in episodes:
             n = e.node
             if len(e.members) == 1:
@@ -405,9 +409,12 @@ class Hierarchy:
                 n.description = only.description if len(only.description) <= MAX_CHARS else describe([only.description])
                 n.text_emb = only.text_emb
             else:
-                n.description = self._describe("episode", [m.description for m in e.members])
+                several.append(e)
                 multi.append(n)
             e.described = len(e.members)
+        texts = self.map(lambda e: self._describe("episode", [m.description for m in e.members]), several)
+        for e, text in zip(several, texts):
+            e.node.description = text
         self._embed(multi)
 
     def _embed(self, rows: list[NodeRow]) -> None:
@@ -434,6 +441,7 @@ class Hierarchy:
         pending: list[NodeRow] = []
         rows: list[NodeRow] = []
         multi: list[NodeRow] = []
+        to_describe: list[tuple[NodeRow, list[str]]] = []  # described together after the loop
         for tid in topic_ids:
             known = tid in st.topics.row
             s = st.topics.stats.get(tid)
@@ -458,7 +466,7 @@ class Hierarchy:
                 node.description = only if len(only) <= MAX_CHARS else describe([only])
                 node.text_emb = first_text
             elif describe:
-                node.description = self._describe("topic", _bounded(members))
+                to_describe.append((node, _bounded(members)))
                 multi.append(node)
             else:
                 pending.append(node)
@@ -470,6 +478,9 @@ class Hierarchy:
             node.n_members = n_members
             node.closed = extra is None
             rows.append(node)
+        texts = self.map(lambda job: self._describe("topic", job[1]), to_describe)
+        for (node, _), text in zip(to_describe, texts):
+            node.description = text
         self._embed(multi)
         waiting = {r.node_id for r in pending}
         ready = [r for r in rows if r.node_id not in waiting]

@@ -1000,9 +1000,11 @@ class LLMAnswerer:
         if self.draft and not options and draft is None:
             draft = self.fallback.answer(question, steps, now)
         shown = draft if self.draft and not options else None
+        units = tuple(u for s in steps for u in s.units)
         msgs, schema = prompts.answer(question, self.evidence_text(steps), options=options,
                                       question_time=now.isoformat() if isinstance(now, (date, datetime)) else None,
-                                      draft=shown.text if shown is not None and not shown.refused else None)
+                                      draft=shown.text if shown is not None and not shown.refused else None,
+                                      unit_ids=[u.unit_id for u in units])
         try:
             res = self.llm.complete_json(prompts.ANSWER, msgs, schema,
                                          prompt_version=prompts.PROMPT_VERSION[prompts.ANSWER],
@@ -1023,9 +1025,14 @@ class LLMAnswerer:
         refused = text.lower().startswith("not mentioned")
         if refused:
             text = REFUSAL_TEXT  # the standard phrase alone
-        units = tuple(u for s in steps for u in s.units)
+        known = {u.unit_id for u in units}
+        used = (res.data or {}).get("used") if isinstance(res.data, dict) else None
+        # untrusted: only ids that were shown, each once, at most MAX_CITED (a refusal rests on none)
+        cited = () if refused or not isinstance(used, list) else tuple(
+            dict.fromkeys(str(i) for i in used if str(i) in known))[: prompts.MAX_CITED]
         return Answer(text, "llm", 0.0 if refused else 1.0, tuple(u.unit_id for u in units),
-                      tuple(dict.fromkeys(r for u in units for r in u.rounds)), refused=refused, **tok), None
+                      tuple(dict.fromkeys(r for u in units for r in u.rounds)), refused=refused, cited=cited,
+                      **tok), None
 
 
 __all__ = ["RuleAnswerer", "LLMAnswerer", "REFUSAL", "REFUSAL_TEXT", "PEOPLE_NOTE", "refusal", "yes_no",

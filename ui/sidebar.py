@@ -94,7 +94,8 @@ def render_sidebar() -> None:
         backends = ["rules", "openai", "local"]
         backend = st.radio("Backend", backends, key="sb_backend", index=backends.index(state.backend()),
                            horizontal=True,
-                           help="rules: no model (default). openai: any OpenAI-compatible endpoint from "
+                           help="rules: no model (default). openai: any OpenAI-compatible endpoint (vLLM, llama.cpp "
+                                "server, Ollama, the OpenAI API) by the base URL and model below, else "
                                 "OPENAI_BASE_URL / OPENAI_API_KEY / ADAMM_LLM_MODEL. local: a GGUF file served "
                                 "in-process by llama.cpp.")
         state.put(state.BACKEND, backend)

@@ -164,8 +164,11 @@ def test_guided_model_plan_searches_with_the_question_and_drafts_from_the_rule_s
     assert s0.planner == "rules" and s0.args["query_content"] == q and s0.args["retrieval_scope"] == "event"
     assert s0.args["result_budget"] == DEFAULT.evidence_budget - 1
     assert s1.planner == "llm" and s1.status == "ok" and s1.units  # the model's own (irrelevant) lookup
-    # the draft is read from the rule-instantiated search, not from the model's sleep rows
-    assert "Draft answer computed from the evidence: Miso" in llm.calls[-1]["messages"][-1]["content"]
+    # the draft is read from the rule-instantiated search, not from the model's sleep rows; a name the
+    # rules picked from a round is a phrase to check, not a computed value to keep
+    prompt = llm.calls[-1]["messages"][-1]["content"]
+    assert "A phrase the search picked from the best matching line (it may not answer the question): Miso" in prompt
+    assert "Draft answer computed" not in prompt
     assert t.answer.text == "Miso" and not t.fallbacks
     # free mode: the model instantiates the search too
     llm2 = QueuedLLM([plan, {"args": {"query_content": "kitten", "retrieval_scope": "topic", "result_budget": 3}},
@@ -326,3 +329,21 @@ def test_a_model_answer_names_the_evidence_it_rests_on_and_unknown_ids_are_dropp
     assert schema["properties"]["used"]["items"]["enum"] == ["ev:S1:R2", "ev:S2:R1"]
     assert schema["properties"]["used"]["maxItems"] == prompts.MAX_CITED
     assert Answer.from_dict(ans.to_dict()) == ans
+
+
+def test_guided_drafts_say_what_the_rules_found(con, embedder):
+    """A computed value is a draft to keep; a refusal is kept unless the evidence states the answer."""
+    from core.planning.answer import LLMAnswerer, RuleAnswerer
+
+    units = (EvidenceUnit("ev:S1:R2", "event", "We adopted a kitten.", rounds=("S1:R2",)),)
+    step = StepRecord(0, "find it", "EventLocate", {}, "ok", "rules", "1 event", units=units)
+    computed = Answer("7.5 hours", "computed", 1.0, ("ev:S1:R2",), ("S1:R2",))
+    refused = Answer("Not mentioned.", "refusal", 0.0, ("ev:S1:R2",), ("S1:R2",), refused=True)
+    prompts_seen = []
+    for draft in (computed, refused):
+        llm = QueuedLLM([{"answer": "Not mentioned", "used": []}])
+        LLMAnswerer(llm, RuleAnswerer(embedder), draft=True).answer("q?", [step], draft=draft)
+        prompts_seen.append(llm.calls[0]["messages"][-1]["content"])
+    assert "Draft answer computed from the evidence: 7.5 hours" in prompts_seen[0]
+    assert "found nothing that answers this question" in prompts_seen[1]
+    assert "Draft answer" not in prompts_seen[1]

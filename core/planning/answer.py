@@ -419,7 +419,8 @@ class _Shaper:
             units = _units_in_order(steps)
             if units:
                 first = next((x.text for x in split_unit(units[0].text) if not x.text.rstrip().endswith("?")), "")
-                base = Answer(first or units[0].text, "extractive", 0.0, (units[0].unit_id,), units[0].rounds)
+                base = Answer(first or units[0].text, "extractive", 0.0, (units[0].unit_id,), units[0].rounds,
+                              span=True)
         if base.refused:
             return refusal(base)
         if sh.yesno:
@@ -784,7 +785,7 @@ class RuleAnswerer(_Shaper):
         if ov < SUPPORT_MIN and cs < SUPPORT_COS:
             return Answer(REFUSAL, "refusal", support, (u.unit_id,), u.rounds, refused=True)
         text = " ".join(ext.text.split()[:40]) or x.text
-        return Answer(text, "extractive", min(1.0, support), (u.unit_id,), u.rounds)
+        return Answer(text, "extractive", min(1.0, support), (u.unit_id,), u.rounds, span=True)
 
 
 NAME_TYPES = ("name", "person", "place")
@@ -1001,9 +1002,16 @@ class LLMAnswerer:
             draft = self.fallback.answer(question, steps, now)
         shown = draft if self.draft and not options else None
         units = tuple(u for s in steps for u in s.units)
+        # a value a tool computed (a ranked name, rows, a date comparison, pictures) is a draft to keep;
+        # a span the rules picked from a round is not (the model writes the answer from the evidence
+        # itself), and a refusal is one to keep unless the evidence states the answer
+        keep = shown is not None and not shown.refused and not shown.span
         msgs, schema = prompts.answer(question, self.evidence_text(steps), options=options,
                                       question_time=now.isoformat() if isinstance(now, (date, datetime)) else None,
-                                      draft=shown.text if shown is not None and not shown.refused else None,
+                                      draft=shown.text if keep else None,
+                                      draft_refused=shown is not None and shown.refused,
+                                      hint=shown.text if shown is not None and shown.span and not shown.refused
+                                      else None,
                                       unit_ids=[u.unit_id for u in units])
         try:
             res = self.llm.complete_json(prompts.ANSWER, msgs, schema,

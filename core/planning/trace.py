@@ -117,12 +117,13 @@ class Answer:
     refused: bool = False
     notes: tuple[str, ...] = ()  # why: e.g. the reason of a refusal (the answer text is the standard phrase alone)
     cited: tuple[str, ...] = ()  # a model's answer: the evidence units it says it rests on (validated ids)
+    span: bool = False  # the text is a span picked from a round (no tool computed it)
 
     def to_dict(self) -> dict:
         return {"text": self.text, "kind": self.kind, "support": self.support, "unit_ids": list(self.unit_ids),
                 "rounds": list(self.rounds), "prompt_tokens": self.prompt_tokens,
                 "completion_tokens": self.completion_tokens, "refused": self.refused, "notes": list(self.notes),
-                "cited": list(self.cited)}
+                "cited": list(self.cited), "span": self.span}
 
     @staticmethod
     def from_dict(d: dict) -> "Answer":
@@ -130,7 +131,7 @@ class Answer:
                       unit_ids=tuple(d.get("unit_ids", ())), rounds=tuple(d.get("rounds", ())),
                       prompt_tokens=d.get("prompt_tokens", 0), completion_tokens=d.get("completion_tokens", 0),
                       refused=d.get("refused", False), notes=tuple(d.get("notes", ())),
-                      cited=tuple(d.get("cited", ())))
+                      cited=tuple(d.get("cited", ())), span=bool(d.get("span", False)))
 
 
 @dataclass(frozen=True)

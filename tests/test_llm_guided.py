@@ -347,3 +347,17 @@ def test_guided_drafts_say_what_the_rules_found(con, embedder):
     assert "Draft answer computed from the evidence: 7.5 hours" in prompts_seen[0]
     assert "found nothing that answers this question" in prompts_seen[1]
     assert "Draft answer" not in prompts_seen[1]
+
+
+def test_a_date_worked_out_from_the_rounds_day_is_a_draft_a_picked_name_a_hint(embedder):
+    from datetime import datetime
+
+    from core.planning.answer import RuleAnswerer
+
+    units = (EvidenceUnit("ev:S1:R2", "event", "We adopted a kitten named Miso yesterday.", rounds=("S1:R2",),
+                          time="2026-03-04T10:00:00"),)
+    step = StepRecord(0, "find it", "EventLocate", {}, "ok", "rules", "1 event", units=units)
+    when = RuleAnswerer(embedder).answer("When did I adopt the kitten?", [step], datetime(2026, 4, 1))
+    name = RuleAnswerer(embedder).answer("What did I name my kitten?", [step], datetime(2026, 4, 1))
+    assert when.text == "March 3, 2026" and not when.span
+    assert name.text == "Miso" and name.span

@@ -403,7 +403,7 @@ class _Shaper:
             if sh.date_format and not base.refused:
                 d = answer_date(base, steps)
                 if d is not None:
-                    return replace(base, text=format_date(d, sh.date_format))
+                    return replace(base, text=format_date(d, sh.date_format), span=False)
             return base
         if sh.options:
             pick = self.option(sh, steps, base, people)
@@ -430,8 +430,8 @@ class _Shaper:
             return replace(base, text=yes_no(sh.question, base))
         if sh.date_format:
             d = answer_date(base, steps)
-            if d is not None:
-                return replace(base, text=format_date(d, sh.date_format))
+            if d is not None:  # a date worked out from the round's time: computed, not a span
+                return replace(base, text=format_date(d, sh.date_format), span=False)
         if sh.digits:
             return replace(base, text=digits(base.text))
         return base
@@ -785,7 +785,9 @@ class RuleAnswerer(_Shaper):
         if ov < SUPPORT_MIN and cs < SUPPORT_COS:
             return Answer(REFUSAL, "refusal", support, (u.unit_id,), u.rounds, refused=True)
         text = " ".join(ext.text.split()[:40]) or x.text
-        return Answer(text, "extractive", min(1.0, support), (u.unit_id,), u.rounds, span=True)
+        # a date read relative to the round's day ("yesterday" -> March 3) is worked out, not a span
+        worked_out = ext.typed and f.atype == "date"
+        return Answer(text, "extractive", min(1.0, support), (u.unit_id,), u.rounds, span=not worked_out)
 
 
 NAME_TYPES = ("name", "person", "place")

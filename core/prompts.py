@@ -37,7 +37,7 @@ PROMPT_VERSION: dict[str, str] = {
     TOPIC_DESCRIPTION: "1",
     PLAN: "4",
     INSTANTIATE: "4",
-    ANSWER: "4",
+    ANSWER: "5",
     JUDGE: "1",
 }
 
@@ -320,7 +320,7 @@ MAX_CITED = 5  # evidence ids an answer may name as the ones it rests on
 
 
 def answer(question: str, evidence: str, *, options: Sequence[tuple[str, str]] = (),
-           question_time: str | None = None, draft: str | None = None, draft_refused: bool = False,
+           question_time: str | None = None, draft: str | None = None,
            hint: str | None = None, unit_ids: Sequence[str] = ()) -> tuple[list[dict], dict]:
     """The final answer from the evidence (plan + tool outputs as text; images go in `images=`).
 
@@ -333,9 +333,6 @@ def answer(question: str, evidence: str, *, options: Sequence[tuple[str, str]] =
     arithmetic and units).
     `hint`: a phrase the rules picked from a round (no tool computed it): shown as a candidate
     to check, not as an answer to keep (on LoCoMo such picks were often a stray word).
-    `draft_refused`: the rules found nothing that answers the question; the model is told to keep
-    "Not mentioned" unless an evidence line states the answer (questions about things never said
-    are common: LoCoMo's adversarial category, Mem-Gallery's AR).
     `unit_ids`: the evidence ids shown in the evidence (`[kind id]`); the reply then also has
     "used": at most MAX_CITED of them (the schema enumerates them), the ones the answer rests on.
     """
@@ -354,9 +351,6 @@ def answer(question: str, evidence: str, *, options: Sequence[tuple[str, str]] =
     elif hint:
         user += (f"\nA phrase the search picked from the best matching line (it may not answer the question): "
                  f"{hint[:200]}\nWrite the answer from the evidence: a few words.")
-    elif draft_refused:
-        user += ("\nThe search found nothing that answers this question. Answer \"Not mentioned\" unless one "
-                 "evidence line itself states the answer; the question may ask about something never said.")
     if options:
         system += " For multiple choice, answer with the option letter only."
         user += "\nOptions:\n" + "\n".join(f"{k}. {v}" for k, v in options)

@@ -332,21 +332,24 @@ def test_a_model_answer_names_the_evidence_it_rests_on_and_unknown_ids_are_dropp
 
 
 def test_guided_drafts_say_what_the_rules_found(con, embedder):
-    """A computed value is a draft to keep; a refusal is kept unless the evidence states the answer."""
+    """A computed value is a draft to keep; a rule refusal is not shown; an ISO date answer is spoken."""
     from core.planning.answer import LLMAnswerer, RuleAnswerer
 
     units = (EvidenceUnit("ev:S1:R2", "event", "We adopted a kitten.", rounds=("S1:R2",)),)
     step = StepRecord(0, "find it", "EventLocate", {}, "ok", "rules", "1 event", units=units)
     computed = Answer("7.5 hours", "computed", 1.0, ("ev:S1:R2",), ("S1:R2",))
     refused = Answer("Not mentioned.", "refusal", 0.0, ("ev:S1:R2",), ("S1:R2",), refused=True)
-    prompts_seen = []
+    prompts_seen, answers = [], []
     for draft in (computed, refused):
-        llm = QueuedLLM([{"answer": "Not mentioned", "used": []}])
+        llm = QueuedLLM([{"answer": "2022-11-04T15:56:00", "used": []}])
+        ans, _ = LLMAnswerer(llm, RuleAnswerer(embedder), draft=False).answer("When?", [step], draft=draft)
+        answers.append(ans.text)
+        llm = QueuedLLM([{"answer": "7.5 hours", "used": []}])
         LLMAnswerer(llm, RuleAnswerer(embedder), draft=True).answer("q?", [step], draft=draft)
         prompts_seen.append(llm.calls[0]["messages"][-1]["content"])
     assert "Draft answer computed from the evidence: 7.5 hours" in prompts_seen[0]
-    assert "found nothing that answers this question" in prompts_seen[1]
-    assert "Draft answer" not in prompts_seen[1]
+    assert "Draft answer" not in prompts_seen[1] and "Not mentioned." not in prompts_seen[1].split("Question:")[1]
+    assert answers == ["November 4, 2022", "November 4, 2022"]
 
 
 def test_a_date_worked_out_from_the_rounds_day_is_a_draft_a_picked_name_a_hint(embedder):

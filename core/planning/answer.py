@@ -955,6 +955,22 @@ def check_answer(text: str, draft: Answer | None, steps: Sequence[StepRecord]) -
     return f"it gives {shown}, which no tool result supports" if shown else "it states no computed value"
 
 
+_ISO = re.compile(r"^(\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?\.?$")
+
+
+def _spoken_date(text: str) -> str:
+    """A model answer that is only an ISO date or timestamp (copied from an evidence line's time) as
+    a date people write ("2022-11-04T15:56:00" -> "November 4, 2022"); any other text unchanged."""
+    m = _ISO.match(text.strip())
+    if m is None:
+        return text
+    try:
+        d = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return text
+    return f"{calendar.month_name[d.month]} {d.day}, {d.year}"
+
+
 class LLMAnswerer:
     """Answers with a model from the plan and its evidence; falls back to `fallback` on LLMError.
 
@@ -1006,12 +1022,12 @@ class LLMAnswerer:
         units = tuple(u for s in steps for u in s.units)
         # a value a tool computed (a ranked name, rows, a date comparison, pictures) is a draft to keep;
         # a span the rules picked from a round is not (the model writes the answer from the evidence
-        # itself), and a refusal is one to keep unless the evidence states the answer
+        # itself). A rule refusal is not shown: told to keep it, the 1.5B model refused answerable
+        # Mem-Gallery questions and still answered LoCoMo's unanswerable ones (bench/llm_eval.py)
         keep = shown is not None and not shown.refused and not shown.span
         msgs, schema = prompts.answer(question, self.evidence_text(steps), options=options,
                                       question_time=now.isoformat() if isinstance(now, (date, datetime)) else None,
                                       draft=shown.text if keep else None,
-                                      draft_refused=shown is not None and shown.refused,
                                       hint=shown.text if shown is not None and shown.span and not shown.refused
                                       else None,
                                       unit_ids=[u.unit_id for u in units])
@@ -1035,6 +1051,7 @@ class LLMAnswerer:
         refused = text.lower().startswith("not mentioned")
         if refused:
             text = REFUSAL_TEXT  # the standard phrase alone
+        text = _spoken_date(text)
         known = {u.unit_id for u in units}
         used = (res.data or {}).get("used") if isinstance(res.data, dict) else None
         # untrusted: only ids that were shown, each once, at most MAX_CITED (a refusal rests on none)

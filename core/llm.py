@@ -631,11 +631,9 @@ def _drop_keywords(schema: Any, drop: frozenset[str]) -> Any:
 OPENAI_DROP_KEYWORDS = ("minLength", "maxLength", "minItems", "maxItems", "minimum", "maximum")
 
 
-def _truthy(v: str | None) -> bool:
+def truthy(v: str | None) -> bool:
+    """A setting's yes ("1", "true", "yes", "on", any case); anything else is no."""
     return str(v or "").strip().lower() in ("1", "true", "yes", "on")
-
-
-SETTINGS = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ADAMM_LLM_MODEL", "ADAMM_LLM_VISION", "ADAMM_LLM_RESPONSE_FORMAT")
 
 
 def from_env(cache: LLMCache | None = None, *, secrets: Mapping[str, Any] | None = None,
@@ -678,7 +676,7 @@ def from_env(cache: LLMCache | None = None, *, secrets: Mapping[str, Any] | None
     if re.match(r"^(o\d|gpt-5)", model):
         kwargs.setdefault("temperature", None)
         kwargs.setdefault("token_param", "max_completion_tokens")
-    kwargs.setdefault("vision", _truthy(get("ADAMM_LLM_VISION")))
+    kwargs.setdefault("vision", truthy(get("ADAMM_LLM_VISION")))
     fmt = get("ADAMM_LLM_RESPONSE_FORMAT")
     if fmt is not None:
         if fmt not in ("json_schema", "json_object", "none"):

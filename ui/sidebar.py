@@ -7,6 +7,7 @@ from pathlib import Path
 import streamlit as st
 
 from core.config import DEFAULT
+from core.llm import truthy
 
 from . import state
 from .engine import gguf_problem, probe_model
@@ -65,13 +66,9 @@ def _endpoint_inputs() -> None:
         placeholder="from OPENAI_API_KEY" if env.get("OPENAI_API_KEY") else "not needed for most local servers",
         help="Kept in this browser session only; never written to the memory file or logs.").strip()
     typed["ADAMM_LLM_VISION"] = "1" if st.checkbox(
-        "The model takes images", value=bool(typed.get("ADAMM_LLM_VISION")) or _truthy(env.get("ADAMM_LLM_VISION")),
+        "The model takes images", value=truthy(typed.get("ADAMM_LLM_VISION", env.get("ADAMM_LLM_VISION"))),
         key="sb_vision", help="Evidence images are then sent to it (else captions and OCR text)") else "0"
     state.put(state.LLM_SETTINGS, typed)
-
-
-def _truthy(v) -> bool:
-    return str(v or "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def render_sidebar() -> None:

@@ -888,6 +888,7 @@ class FieldStats:
     rounds: int
     companions: Mapping[str, int]
     text: tuple[float, ...] | None = None  # the sum of its rounds' text vectors (None: not embedded)
+    median: float | None = None  # its numbers' median in its unit (None: no numbers, or not counted)
 
     def text_cosine(self, other: "FieldStats") -> float | None:
         """How alike the rounds of two fields read (cosine of their text sums), None when either lacks one."""
@@ -902,11 +903,30 @@ def field_stats(con) -> dict[str, FieldStats]:
     """Every field's statistics as stored in `fields`."""
     con = getattr(con, "con", con)
     out = {}
-    for name, data in con.execute("SELECT field, stats FROM fields").fetchall():
-        f = _Field.from_json(name, data)
+    fields = {name: _Field.from_json(name, data) for name, data in con.execute("SELECT field, stats FROM fields").fetchall()}
+    medians = _medians(con, {name: f.unit for name, f in fields.items() if f.kind == "number"})
+    for name, f in fields.items():
         out[name] = FieldStats(name, f.kind, f.unit, f.dimension, f.vmin, f.vmax, f.rounds, dict(f.companions),
-                               tuple(float(x) for x in f.text_sum) if f.text_sum is not None else None)
+                               tuple(float(x) for x in f.text_sum) if f.text_sum is not None else None,
+                               medians.get(name))
     return out
+
+
+def _medians(con, units: Mapping[str, str | None]) -> dict[str, float]:
+    """Each number field's median, its values converted to the field's unit where they carry another
+    (values that do not convert are left out)."""
+    values: dict[str, list[float]] = {}
+    for attribute, number, unit in con.execute(
+            "SELECT attribute, number, unit FROM observations WHERE value_kind = 'number' AND number IS NOT NULL").fetchall():
+        if attribute not in units or not math.isfinite(number):
+            continue
+        target = units[attribute]
+        if unit and target and unit != target:
+            number = convert(number, unit, target)
+            if number is None:
+                continue
+        values.setdefault(attribute, []).append(float(number))
+    return {a: float(np.median(v)) for a, v in values.items() if v}
 
 
 def join_field(con, source: str, target: str, evidence: Mapping[str, object], score: float) -> list[str]:

@@ -12,7 +12,8 @@ compared as records:
   (numbers only: dates, codes and names come with records of any kind);
 * two groups are one kind of record named two ways when the fields they do
   not share pair one to one, each pair (nearly) never in one round — the same
-  value kind, the same unit or dimension, overlapping ranges, names not unlike
+  value kind, the same unit or dimension, overlapping ranges and typical values
+  (medians) of one size, names not unlike
   (some name evidence, or the text encoder finds them SLOT_COSINE alike) — with
   exactly one such pairing, covering the smaller rest, and either a field in
   common (a watering record printing "moist" on both devices, "h2o" on one and
@@ -52,6 +53,7 @@ FEW_ROUNDS = 5  # a field in fewer rounds than this has no range yet, only a siz
 SETTLED = 0.05  # of two places that fit, the closer in name must be this much closer
 SPLIT_ROUNDS = 3  # a kind of record needs this many rounds of a field to be given the field of its own
 SPLIT_ALIKE = 0.75  # ... unless its rounds read this much like the other kind's (mean text cosine)
+SIZE_RATIO = 4.0  # two fields with enough rounds whose medians differ more than this are two quantities
 VOUCH = 0.8  # name evidence of a pair that vouches for an unlike one (initials, the same words in another form)
 
 
@@ -131,6 +133,14 @@ def _fit(a: FieldStats, b: FieldStats) -> bool:
         if lo is None or hi is None:
             return False
         bmin, bmax = lo, hi
+    if min(a.rounds, b.rounds) >= FEW_ROUNDS and a.median and b.median and a.median > 0 and b.median > 0:
+        # ranges that overlap at their ends are not one quantity when the typical values are of another
+        # size: a shop receipt's total (median 226 $) and a client's payment (median 2,105 $), both in $
+        # beside two more numbers of the same kinds
+        ma = a.median
+        mb = b.median if not (a.unit and b.unit and a.unit != b.unit) else convert(b.median, b.unit, a.unit)
+        if mb is not None and mb > 0 and max(ma, mb) > SIZE_RATIO * min(ma, mb):
+            return False
     # a field seen a few times has a narrow range by chance ("bank fee" 3.26-5.43 on two screens, "fee"
     # 6.45-9.90 on three): its values say the size of the quantity, not its bounds
     pad = (0.5 if min(a.rounds, b.rounds) < FEW_ROUNDS else 0.1) * max(abs(a.vmax), abs(bmax), 1e-9)

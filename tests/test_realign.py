@@ -249,6 +249,40 @@ def test_three_quantities_pairing_by_kind_unit_and_range_need_no_name_evidence_w
     assert plan_merges(s, unlike) == []  # no texts: no evidence beyond the shapes
 
 
+def test_same_shapes_whose_typical_values_differ_in_size_are_two_kinds_of_record():
+    # a receipt (total $, tax $, items) and a client's payment (amount $, fee $, days late): the ranges
+    # overlap at their ends and the rounds read alike, but a payment is typically ten times a receipt
+    from dataclasses import replace
+
+    s = {
+        "total": stats("total", "$", 43, 330, 29, {"tax": 25, "items": 18}),
+        "tax": stats("tax", "$", 0.9, 29, 25, {"total": 25, "items": 16}),
+        "items": stats("items", None, 1, 8, 18, {"total": 18, "tax": 16}),
+        "payment": stats("payment", "$", 158, 3956, 22, {"fee": 15, "days_late": 18}),
+        "fee": stats("fee", "$", 2.2, 11, 15, {"payment": 15, "days_late": 12}),
+        "days_late": stats("days_late", None, 0, 25, 18, {"payment": 18, "fee": 12}),
+    }
+    texts = with_texts(s, ("total", "tax", "items"), (1.0, 0.2, 0.0), (0.8, 0.6, 0.0))  # cosine 0.82
+    typical = {"total": 226, "tax": 15, "items": 6, "payment": 2105, "fee": 7.2, "days_late": 11}
+    apart = {k: replace(v, median=typical[k]) for k, v in texts.items()}
+    assert plan_merges(apart, unlike_names) == []
+    # the same records with payments the size of receipts are read as one kind, as before
+    alike = {k: replace(v, median=typical[k] / (10 if k == "payment" else 1)) for k, v in texts.items()}
+    assert {(m.source, m.target) for m in plan_merges(alike, unlike_names)} == {
+        ("fee", "tax"), ("days_late", "items"), ("payment", "total")}
+
+
+def test_field_stats_give_each_number_field_its_median_in_its_unit(tmp_path):
+    from core.align import field_stats
+
+    deps = BuildDeps(Meaning(), FakeImageEncoder(), FakeOCR(), RuleExtractor(DEFAULT))
+    with Store(tmp_path / "m.duckdb") as store:
+        build(store, read_file(_tills(tmp_path)), deps, DEFAULT)
+        takings = field_stats(store)["takings"]  # the revenue of the second till joined it: 170..340 EUR
+        values = [170 + 20 * i for i in range(6)] + [160 + 15 * s for s in range(7, 13)]
+        assert takings.median == float(np.median(values))
+
+
 def test_a_word_more_or_less_does_not_vouch_for_an_unlike_pair():
     # starter (temp, rise %) and proof (dough temp, water %): "temp" is "dough temp" with a word less
     s = {

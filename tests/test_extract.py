@@ -310,6 +310,17 @@ def test_ocr_label_left_value_right_and_merged_cells():
     assert d["time_range"].number == 82 and d["time_range"].unit == "%"
 
 
+def test_ocr_unit_in_a_box_of_its_own_after_the_number():
+    # a receipt printed as three columns: label | amount | unit
+    _, _, obs = _ocr_round("Shop\nweight. | 410 | g\nTime | 1.5 | h\ntotal. | 43.04 euros\nLot | 7")
+    d = by_attr(obs)
+    assert d["weight"].number == 410 and d["weight"].unit == "g" and d["weight"].raw_value == "410"
+    assert d["duration"].number == 90 and d["duration"].unit == "min"  # converted like "Time (h)"
+    assert d["total"].unit == "€"
+    assert d["lot"].number == 7 and d["lot"].unit is None  # no unit box: none made up
+    assert not [o for o in obs if o.attribute in ("g", "h")]  # a unit box names nothing
+
+
 def test_ocr_value_above_label_cards():
     _, _, obs = _ocr_round("Weekly Report\n7h 12m | 10,432 | 58\nSleep | Steps | Resting HR")
     d = by_attr(obs)

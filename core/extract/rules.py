@@ -1576,6 +1576,20 @@ def _cells(text: str, values: list[Value]) -> list[list[_Cell]]:
     return rows
 
 
+def _unit_cells(rows: list[list[_Cell]]) -> dict[int, tuple[int, str]]:
+    """Number boxes followed in their row by a box that is only a unit ("410 | g", "12.5 | min"): the
+    number box's start -> (the unit box's start, the unit as written)."""
+    out = {}
+    for row in rows:
+        for c, d in zip(row, row[1:]):
+            if not (c.is_value and c.values[0].kind == "number" and c.values[0].unit is None) or d.values:
+                continue
+            word = d.text.strip(" .:")
+            if word and len(word.split()) == 1 and parse_unit(word) is not None:
+                out[c.start] = (d.start, word)
+    return out
+
+
 def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]:
     """Label/value pairs from the visual layout (label left of value, above it, or below it)."""
     rows = [r for r in _cells(text, values) if r]
@@ -1583,6 +1597,8 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
 
     texts_used: set[int] = set()
     labels_used: set[int] = set()  # label cells that named a value: a label names one value
+    units_after = _unit_cells(rows)  # "weight. | 410 | g": the unit in a box of its own after the number
+    labels_used.update(c for c, _ in units_after.values())
 
     def pair_text(label_cell: _Cell, text_cell: _Cell) -> None:
         """ "Customer. | Quill Books", "OPP.\nAurelie": a text value in a cell next to / under its label."""
@@ -1606,12 +1622,14 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
         lab = label_cell.text.strip(" :")
         if not _label_ok(lab, v):
             return
-        if (v.ident or _identifier_label(lab)) and not v.parts and v.unit is None:
+        unit_box = units_after.get(value_cell.start)
+        if (v.ident or _identifier_label(lab)) and not v.parts and v.unit is None and unit_box is None:
             fs = _as_identifier(lab, v)
         elif v.parts:
             fs = _fraction(v, Label(lab, True), True)
         else:
-            f = _value_found(lab, v, label_raw=lab)
+            # the unit's own box reads as the label's unit ("weight (g)"), so the number is converted alike
+            f = _value_found(f"{lab} ({unit_box[1]})" if unit_box else lab, v, label_raw=lab)
             fs = [f] if f else []
         if fs:
             used.add(v.start)

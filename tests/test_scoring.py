@@ -42,6 +42,12 @@ from core.evaluation.scoring import (
     ("Over 12 nights you averaged 58.8 bpm.", "58.8 bpm", 0.5, 1.0),   # unit match preferred
     ("no idea", "58.8 bpm", 0.5, 0.0),
     ("Not mentioned in the history.", "7", 0.0, 0.0),
+    ("20355.17 mL on average over 29 water changes", "20.36 L", None, 1.0),  # one volume in another unit
+    ("20455.17 mL on average", "20.36 L", None, 0.0),
+    ("0.19 kg on August 9", "190 g", None, 1.0),
+    ("190 kg", "190 g", None, 0.0),  # not a unit of the gold's size: not the answer
+    ("1.5 litres", "1500 ml", None, 1.0),
+    ("12 g", "12 min", None, 0.0),  # another dimension never matches
 ])
 def test_numbers(pred, gold, tol, expected):
     assert score_answer(pred, gold, "number", tol) == expected

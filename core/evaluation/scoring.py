@@ -10,7 +10,7 @@ benchmark, data/demo/demo.json):
   half a unit of the gold's last decimal otherwise ("6.93" -> 0.005).
   Durations are understood ("7h 12m" = 7.2 h, "6 hours 56 minutes",
   "5:12 /km" = 5.2 min/km) and converted between h / min / s when both sides
-  carry a time unit. "7,5" is 7.5; "1,450" is 1450; "72%" is 72; small number
+  carry a time unit; likewise mg / g / kg and mL / L. "7,5" is 7.5; "1,450" is 1450; "72%" is 72; small number
   words ("seven") count.
 - "date":    the first date in the prediction has the gold's month and day,
   and the gold's year when both give one ("2026-03-14", "March 14",
@@ -262,9 +262,16 @@ _UNIT_WORDS = [
     (r"km|kms|kilometers|kilometres|k", "km"),
     (r"points|point|pts|pt", "points"),
     (r"dollars|dollar|usd|\$", "USD"),
+    (r"mg|milligrams?", "mg"),
+    (r"g|grams?", "g"),
+    (r"kg|kgs|kilos?|kilograms?", "kg"),
+    (r"ml|millilit(?:er|re)s?", "mL"),
+    (r"l|lit(?:er|re)s?", "L"),
 ]
 _UNIT_RE = re.compile(r"\s*(" + "|".join(f"(?:{p})" for p, _ in _UNIT_WORDS) + r")(?![a-z])", re.IGNORECASE)
 _TIME_UNITS = {"h": 60.0, "min": 1.0, "s": 1.0 / 60.0}  # in minutes
+# one quantity said in another unit of its dimension is the same answer ("20355 mL" for "20.36 L")
+_FAMILIES = (_TIME_UNITS, {"mg": 0.001, "g": 1.0, "kg": 1000.0}, {"mL": 1.0, "L": 1000.0})
 
 _NUMBER_WORDS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,
@@ -354,11 +361,13 @@ def find_numbers(text: str) -> list[Quantity]:
 
 
 def _convert(q: Quantity, to_unit: str | None) -> float | None:
-    """q's value in to_unit when both are time units or the units agree; None when incompatible."""
+    """q's value in to_unit when both are units of one dimension (time, mass, volume) or the units agree;
+    None when incompatible."""
     if to_unit is None or q.unit is None or q.unit == to_unit:
         return q.value
-    if q.unit in _TIME_UNITS and to_unit in _TIME_UNITS:
-        return q.value * _TIME_UNITS[q.unit] / _TIME_UNITS[to_unit]
+    for family in _FAMILIES:
+        if q.unit in family and to_unit in family:
+            return q.value * family[q.unit] / family[to_unit]
     if {q.unit, to_unit} == {"min", "min/km"}:
         return q.value
     return None

@@ -204,6 +204,16 @@ def test_how_many_counts_the_head_noun(question, noun):
     assert analyze(question, NOW, FIRST).how_many_noun == noun
 
 
+@pytest.mark.parametrize("question,kind", [
+    ("How many drives had an avg speed less than 68 km/h?", "how_many"),  # the average names the quantity
+    ("How many sessions had a mean pulse above 150 bpm?", "how_many"),
+    ("How many hours did I sleep on average when my steps were above 8000?", "aggregate"),
+    ("What was my average speed on drives over 50 km?", "aggregate"),
+])
+def test_an_average_right_before_a_condition_names_its_quantity_in_a_count(question, kind):
+    assert analyze(question, NOW, FIRST).kind == kind
+
+
 def test_average_that_belongs_to_a_column_name():
     t = _table("dashboard_log", [ColumnMeta("average_glucose", "DOUBLE", unit="mg/dL")])
     assert _average_in_name("What was my average glucose on the latest dashboard?", [t]) is not None

@@ -422,7 +422,12 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
         r"^\s*(?:has|have|did|is|are)\b.*\b(?:increas|decreas|ris|fall|drop|declin|improv|grow|grew|rose|fell)\w*", low))
     if strong_trend:
         return Analysis(kind="trend", op="change", target_text=target(_TREND), how_many_noun=how_noun, **common)
-    if re.search(_AVG, low):
+    avg_subject = how_noun and hm[1] == "many" and any(re.search(
+        r"\b(?:avg|average|mean)\s+(?!(?:when|if|on|in|for|during|while|across|over)\b)\w+(?:\s+\w+)?\s*$",
+        c.context, re.I) for c in conditions)
+    if re.search(_AVG, low) and not avg_subject:
+        # (not "how many drives had an avg speed under 68 km/h": the average names the quantity a
+        # condition is on, right before it; the question counts records)
         return Analysis(kind="aggregate", op="avg", target_text=target(_AVG), how_many_noun=how_noun, **common)
     if how_noun and hm[1] == "many" and \
             not re.search(r"\b(?:the|my|our)\s+(?:latest|last|first|most recent|earliest)\b", low):

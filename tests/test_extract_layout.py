@@ -145,3 +145,13 @@ def test_a_name_over_its_caption_in_an_image_of_value_over_caption_cards():
     d = _ocr("iTalki-ish\n32 mins | $ 37.20\nduration | paid\nHaruka\nteacher")
     assert d["duration"].number == 32 and d["paid"].number == 37.2
     assert d["teacher"].raw_value == "Haruka" and d["teacher"].value_kind == "text"
+
+
+def test_a_caption_ocr_merged_over_a_row_of_values_is_no_key_and_value():
+    # "FOOD | KIND | COUNT" read as two boxes over three values: "COUNT" is a caption, not the food kind
+    d = _ocr("FishFeeder\nFOOD KIND | COUNT\n9.0g | bloodworms | 20")
+    assert all(o.raw_value != "COUNT" for o in d.values())
+    assert any(o.number == 9.0 and o.unit == "g" for o in d.values())
+    # a key/value row over a row that starts with a label is still read as one
+    d = _ocr("Shop receipt\nCustomer | Quill Books\nTotal | 12.50 EUR")
+    assert d["customer"].raw_value == "Quill Books" and d["total"].number == 12.5

@@ -1824,6 +1824,10 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
         # (or labels OCR merged in fewer boxes than the values below: "SPP. | IND. COUNT TIME (min)" over 3)
         header = header or (len(nxt) > len(row) and all(c.is_label for c in row) and any(c.is_value for c in nxt)
                             and len(split_labels(row, len(nxt))) == len(nxt))
+        # (or words OCR merged into fewer boxes over a row that starts with a value: "FOOD KIND | COUNT" over
+        # "9.0g | bloodworms | 20" is three captions, not the food kind "COUNT")
+        header = header or (len(nxt) > len(row) and all(c.is_label for c in row) and nxt[0].is_value
+                            and len(split_labels(row, len(nxt), True)) == len(nxt))
         if len(row) == 2 and row[0].is_label and text_cell(row[1]) and not header and (kv_table or labelish(row[0])) \
                 and not any(0 <= j < len(rows) and len(rows[j]) == 2 and grid_row(j) for j in (k - 1, k + 1)):
             pair_text(row[0], row[1])  # (not the caption row of a grid: "Air temp | Humidity" under values)

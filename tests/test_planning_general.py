@@ -54,6 +54,8 @@ TABLES = {
 ONE_OFF = [(datetime(2026, 3, 5, 18), "I paid the vet bill today, 84.50 dollars for the checkup.", 84.5),
            (datetime(2026, 3, 19, 18), "Another vet bill: 120 dollars, the cat needed a vaccine.", 120.0),
            (datetime(2026, 4, 9, 18), "Vet bill came to 45.25 dollars for the follow-up.", 45.25)]
+# a thing said of once, its number read under a column name of a table it is no row of
+MILL = (datetime(2026, 3, 12, 9), "Paid 150 euros for a new grain mill.", "amount", 150.0, "€")
 
 
 def build_general_memory(path: Path, embedder) -> Path:
@@ -65,7 +67,8 @@ def build_general_memory(path: Path, embedder) -> Path:
             parts = [f"{cols[k][4][0]} {r[c]}" for k, c in enumerate(x[0] for x in cols)]
             rounds.append((r["time"], f"user: {name.split('_')[0]} note: " + ", ".join(parts), name, r))
     for t, text, v in ONE_OFF:
-        rounds.append((t, f"user: {text}", None, {"vet_bill": v}))
+        rounds.append((t, f"user: {text}", None, {"obs": ("vet_bill", v, "$", "vet bill")}))
+    rounds.append((MILL[0], f"user: {MILL[1]}", None, {"obs": (MILL[2], MILL[3], MILL[4], "")}))
     rounds.sort(key=lambda x: x[0])
     con.execute("BEGIN TRANSACTION")
     days = {}
@@ -81,9 +84,10 @@ def build_general_memory(path: Path, embedder) -> Path:
                      hashlib.sha1(text.encode()).hexdigest()])
         seq = 0
         if table is None:
+            attr, v, unit, label = row["obs"]
             con.execute("INSERT INTO observations (round_id, seq, attribute, raw_value, number, unit, value_kind, "
-                        "source, label, extractor, raw_attribute) VALUES (?, 0, 'vet_bill', ?, ?, '$', 'number', "
-                        "'text', 'vet bill', 'rules', 'vet_bill')", [rid, str(row["vet_bill"]), row["vet_bill"]])
+                        "source, label, extractor, raw_attribute) VALUES (?, 0, ?, ?, ?, ?, 'number', "
+                        "'text', ?, 'rules', ?)", [rid, attr, str(v), v, unit, label, attr])
             continue
         for k, (c, dtype, unit, _, labels, raw) in enumerate(TABLES[table][1]):
             label = labels[order % len(labels)]
@@ -254,6 +258,18 @@ def test_a_quantity_no_table_holds_is_computed_from_the_rounds_that_mention_it(e
     total = sum(v for _, _, v in ONE_OFF)
     assert f"{total:g}" in t.answer.text.replace(",", ""), t.answer.text
     assert "3 rounds" in t.answer.text
+
+
+def test_a_thing_said_of_once_outside_the_table_is_read_from_its_round(engine):
+    # "mill" names no table, column or value, and no invoice round says it: the round that does answers
+    t = engine.ask("What was the amount for the mill?")
+    assert t.plan.intent.endswith("->observations"), (t.plan.intent, t.plan.notes)
+    note = next(n for n in t.plan.notes if "'mill' is said only in 1 round(s)" in n)
+    assert t.answer.text.startswith("150 €") and "1 round that mentions mill" in t.answer.text, t.answer.text
+    assert f"({t.answer.rounds[0]})" in note  # the deciding round first
+    # a word the table's own rows say is no one-off: the table answers
+    t = engine.ask("What was my latest invoice amount?")
+    assert _call(_step(t))[:2] == ("invoice_log", "amount") and not t.plan.intent.endswith("->observations")
 
 
 # ---------------------------------------------------------------------- computed intents never answer with text

@@ -189,6 +189,30 @@ class ContextBuilder:
         finally:
             cur.close()
 
+    def one_off_rounds(self, word: str, table: str, limit: int = 20) -> tuple[str, ...]:
+        """Rounds that name `word` (the word itself or with -s/-es, in what was said or an image's caption
+        or OCR text) and are no row of the analytic `table`, in time order, at most `limit`: where a thing
+        said of once or twice ("Paid €150 for a grain mill") lives. Empty when the store cannot tell."""
+        w = re.sub(r"[^a-z0-9]", "", word.lower())
+        if not w:
+            return ()
+        pattern = r"(^|[^a-z0-9])" + w + r"(e?s)?([^a-z0-9]|$)"
+        sources = " UNION ".join(f'SELECT source FROM "{t.replace(chr(34), chr(34) * 2)}"'
+                                 for t in self.catalog() if t == table)
+        cur = self.con.cursor()
+        try:
+            rows = cur.execute(
+                "SELECT r.round_id FROM rounds r WHERE (regexp_matches(lower(r.text), ?) OR EXISTS ("
+                "SELECT 1 FROM images i WHERE i.round_id = r.round_id AND regexp_matches(lower(coalesce(i.caption, '') "
+                "|| ' ' || coalesce(i.ocr_text, '')), ?)))"
+                + (f" AND r.round_id NOT IN ({sources})" if sources else "")
+                + " ORDER BY r.round_order LIMIT ?", [pattern, pattern, limit]).fetchall()
+            return tuple(r for (r,) in rows)
+        except duckdb.Error:
+            return ()
+        finally:
+            cur.close()
+
     def round_observations(self, round_ids: list[str]) -> list[tuple]:
         """(round_id, attribute, label, number, unit, time) of the numeric observations of these rounds."""
         if not round_ids:

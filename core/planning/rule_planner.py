@@ -40,6 +40,7 @@ ASKING_ADJECTIVES = frozenset(stem(w) for w in (
     "yearly nightly new newest old oldest recent previous next own best worst biggest smallest largest "
     "greatest top bottom single individual particular specific exact actual current final initial latest "
     "earliest last first second third average median mean highest lowest maximum minimum").split())
+ROWS_NAMING_ONE_OFF = 0.2  # a word said in more of a table's rounds than this is about its rows, not a one-off
 EVENT_MIN_OVERLAP = 0.34  # share of the event clause's words an located event must contain ...
 EVENT_MIN_SCORE = 0.55  # ... unless its relevance is at least this
 
@@ -79,6 +80,24 @@ class Decision:
     rare_op: str | None = None
     rare_dim: str | None = None
     reader: Callable | None = field(default=None, compare=False, repr=False)
+    # a thing said of in a few rounds outside every table ("a grain mill"): those rounds, read instead
+    rare_rounds: tuple[str, ...] = ()
+
+
+def _meta_words(tables: Sequence[TableMeta]) -> set[str]:
+    """Every word the tables' metadata holds: table names and descriptions, column names and aliases,
+    text values."""
+    meta: set[str] = set()
+    for t in tables:
+        meta |= set(table_words(t.table_name)) | set(description_words(t.description))
+        for c in t.attribute_columns():
+            meta |= name_tokens(c) | {w for v in c.categories for w in tokens(str(v))}
+    return meta
+
+
+def _in_meta(w: str, meta: set[str]) -> bool:
+    """w is a metadata word, or abbreviates one, or one abbreviates it."""
+    return w in meta or any(abbreviates(w, x) or abbreviates(x, w) for x in meta if len(x) >= 2)
 
 
 def event_supported(unit_text: str, score: float | None, event_text: str) -> bool:
@@ -273,6 +292,8 @@ class RulePlanner:
                 # is some other fee; retrieval reads what there is (and the answer refuses without it)
                 d = Decision(a, notes=d.notes + (f"nothing in the memory mentions {unknown!r}: no table is "
                                                  f"computed for it",), retrieval="semantic", choices=d.choices)
+            else:
+                d = self._one_off(a, target, tables, d) or d
         steps: list[PlanStep] = []
         if a.event and "EventLocate" in tools and (d.tool or a.kind != "when"):
             steps.append(PlanStep(f"locate when: {a.event.text}", "EventLocate"))
@@ -430,15 +451,10 @@ class RulePlanner:
         raw = re.findall(r"[a-z0-9]+", (text or "").lower())
         pairs = [(a, b) for a, b in zip(raw, raw[1:]) if phrase_words(a) and phrase_words(b)]
         seq = phrase_words(text or "")
-        meta: set[str] = set()
-        for t in tables:
-            meta |= set(table_words(t.table_name)) | set(description_words(t.description))
-            for c in t.attribute_columns():
-                meta |= name_tokens(c) | {w for v in c.categories for w in tokens(str(v))}
+        meta = _meta_words(tables)
 
         def known(w: str) -> bool:
-            return w in meta or any(abbreviates(w, x) or abbreviates(x, w) for x in meta if len(x) >= 2) \
-                or self.builder.mentions(w)
+            return _in_meta(w, meta) or self.builder.mentions(w)
         for a_raw, b_raw in pairs:
             w, nxt = phrase_words(a_raw)[0], phrase_words(b_raw)[0]
             k = seq.index(w) if w in seq else 0
@@ -451,6 +467,49 @@ class RulePlanner:
                                                                  for x in computed)):
                 return w
         return None
+
+    def _one_off(self, a: Analysis, text: str | None, tables: list[TableMeta], d: Decision) -> Decision | None:
+        """The question names a thing right before its quantity ("the mill price") that no table, column,
+        alias or value names and that the chosen table's rounds hardly say, while rounds that are no row
+        of it do ("Paid €150 for a grain mill"): a decision that reads the values of those rounds (in the
+        chosen column's dimension) instead of the table. None otherwise, or without the rounds."""
+        if self.builder is None or not hasattr(self.builder, "one_off_rounds") or d.tool != "Compute" \
+                or a.kind not in ("value", "latest", "first", "aggregate", "extreme", "value_sum") or a.event:
+            return None
+        chosen = next((t for t in tables if t.table_name == d.table), None)
+        col = next((c for c in chosen.attribute_columns() if c.name == d.column), None) if chosen else None
+        if col is None or col.dtype != "DOUBLE":
+            return None
+        seq = phrase_words(text or "")
+        own = name_tokens(col) | unit_tokens(col.unit)
+        # the quantity's word: the one naming the column, else the phrase's head (its last word)
+        at = [k for k, x in enumerate(seq) if x in own] or [len(seq) - 1]
+        beside = [seq[j] for k in at for j in (k - 1, k + 1) if 0 <= j < len(seq) and seq[j] not in own]
+        meta = _meta_words(tables)
+        rows = self.builder.row_words(chosen.table_name) if hasattr(self.builder, "row_words") else ()
+        records = set(tokens(a.records or "")) | set(tokens(a.how_many_noun or ""))
+        w = rounds = None
+        for x in beside:
+            if len(x) < 3 or not x.isalpha() or x in MEASURE_ADJECTIVES or x in ASKING_ADJECTIVES or \
+                    unit_info(x) is not None or _in_meta(x, meta) or x in records:
+                continue
+            if rows and sum(1 for r in rows if x in r) > ROWS_NAMING_ONE_OFF * len(rows):
+                continue  # the table's own rounds say it: its rows are about it
+            found = self.builder.one_off_rounds(x, chosen.table_name)
+            if found:
+                w, rounds = x, found
+                break
+        if w is None:
+            return None
+        op = {"aggregate": a.op, "value_sum": "sum", "latest": "latest", "first": "first",
+              "extreme": "max" if a.order != "asc" else "min"}.get(a.kind)
+        if a.kind == "value":
+            op = "sum" if re.search(r"\bhow\s+(?:much|many)\b|\btotal\b", a.question.lower()) else "latest"
+        note = (f"{w!r} is said only in {len(rounds)} round(s) outside {d.table} ({', '.join(rounds[:5])}): the "
+                f"answer reads their values, not {d.table}.{d.column}")
+        return Decision(a, notes=d.notes + (note,), choices=d.choices, retrieval="semantic", rare=(w,), rare_op=op,
+                        rare_dim=unit_dimension(col.unit), rare_rounds=rounds,
+                        reader=getattr(self.builder, "round_observations", None))
 
     def _column_of_rows(self, a: Analysis, numeric: list[ColumnChoice], tables: list[TableMeta],
                         like: ColumnChoice | None = None) -> ColumnChoice | None:
@@ -971,9 +1030,14 @@ def _rare_answer(d: Decision, records: Sequence) -> "Answer | None":
         return None
     units = [u for r in records if r.status == "ok" and r.tool in ("SemanticMatch", "EventLocate") for u in r.units]
     rounds = list(dict.fromkeys(x for u in units for x in u.rounds))
-    if not rounds:
+    if d.rare_rounds:
+        # the rounds that say the thing asked about: their numbers of the asked quantity's dimension
+        rounds = list(dict.fromkeys(list(d.rare_rounds) + rounds))
+        rows = [r for r in d.reader(list(d.rare_rounds)) if unit_dimension(r[4]) == d.rare_dim]
+    elif not rounds:
         return None
-    rows = [r for r in d.reader(rounds) if r[1] in d.rare]
+    else:
+        rows = [r for r in d.reader(rounds) if r[1] in d.rare]
     a = d.analysis
     if a.time_range is not None:
         lo, hi = a.time_range.start, a.time_range.end
@@ -1005,7 +1069,8 @@ def _rare_answer(d: Decision, records: Sequence) -> "Answer | None":
     period = (f"on {fmt_day(days[0])}" if len(days) == 1 else f"{fmt_day(days[0])} - {fmt_day(days[-1])}") \
         if days else ""
     u = f" {unit}" if unit else ""
-    noun = f"{n} round{'s' if n != 1 else ''} that mention it (no table holds it)"
+    noun = (f"{n} round{'s that mention' if n != 1 else ' that mentions'} {d.rare[0]}" if d.rare_rounds else
+            f"{n} round{'s' if n != 1 else ''} that mention it (no table holds it)")
     if op in ("avg", "sum"):
         text = f"{fmt_num(value)}{u} {'on average' if op == 'avg' else 'in total'} over {noun}, {period}"
     elif op in ("max", "min", "first", "latest"):

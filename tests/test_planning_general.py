@@ -69,6 +69,7 @@ def build_general_memory(path: Path, embedder) -> Path:
     for t, text, v in ONE_OFF:
         rounds.append((t, f"user: {text}", None, {"obs": ("vet_bill", v, "$", "vet bill")}))
     rounds.append((MILL[0], f"user: {MILL[1]}", None, {"obs": (MILL[2], MILL[3], MILL[4], "")}))
+    rounds.append((datetime(2026, 3, 14, 9), "user: The courier came late again today.", None, {"obs": None}))
     rounds.sort(key=lambda x: x[0])
     con.execute("BEGIN TRANSACTION")
     days = {}
@@ -83,6 +84,8 @@ def build_general_memory(path: Path, embedder) -> Path:
                     [rid, sid, order, t, json.dumps([text.split(": ", 1)]), text,
                      hashlib.sha1(text.encode()).hexdigest()])
         seq = 0
+        if table is None and row["obs"] is None:
+            continue
         if table is None:
             attr, v, unit, label = row["obs"]
             con.execute("INSERT INTO observations (round_id, seq, attribute, raw_value, number, unit, value_kind, "
@@ -267,6 +270,9 @@ def test_a_thing_said_of_once_outside_the_table_is_read_from_its_round(engine):
     note = next(n for n in t.plan.notes if "'mill' is said only in 1 round(s)" in n)
     assert t.answer.text.startswith("150 €") and "1 round that mentions mill" in t.answer.text, t.answer.text
     assert f"({t.answer.rounds[0]})" in note  # the deciding round first
+    # a round that says the word but holds no amount is no answer: the table's decision stands
+    t = engine.ask("What was the amount for the courier?")
+    assert not t.plan.intent.endswith("->observations"), (t.plan.intent, t.plan.notes)
     # a word the table's own rows say is no one-off: the table answers
     t = engine.ask("What was my latest invoice amount?")
     assert _call(_step(t))[:2] == ("invoice_log", "amount") and not t.plan.intent.endswith("->observations")

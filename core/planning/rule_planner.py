@@ -474,7 +474,8 @@ class RulePlanner:
         of it do ("Paid €150 for a grain mill"): a decision that reads the values of those rounds (in the
         chosen column's dimension) instead of the table. None otherwise, or without the rounds."""
         if self.builder is None or not hasattr(self.builder, "one_off_rounds") or d.tool != "Compute" \
-                or a.kind not in ("value", "latest", "first", "aggregate", "extreme", "value_sum") or a.event:
+                or a.kind not in ("value", "latest", "first", "aggregate", "extreme", "value_sum") or a.event \
+                or a.asks_date:
             return None
         chosen = next((t for t in tables if t.table_name == d.table), None)
         col = next((c for c in chosen.attribute_columns() if c.name == d.column), None) if chosen else None
@@ -488,6 +489,7 @@ class RulePlanner:
         meta = _meta_words(tables)
         rows = self.builder.row_words(chosen.table_name) if hasattr(self.builder, "row_words") else ()
         records = set(tokens(a.records or "")) | set(tokens(a.how_many_noun or ""))
+        reader = getattr(self.builder, "round_observations", None)
         w = rounds = None
         for x in beside:
             if len(x) < 3 or not x.isalpha() or x in MEASURE_ADJECTIVES or x in ASKING_ADJECTIVES or \
@@ -495,8 +497,12 @@ class RulePlanner:
                 continue
             if rows and sum(1 for r in rows if x in r) > ROWS_NAMING_ONE_OFF * len(rows):
                 continue  # the table's own rounds say it: its rows are about it
-            found = self.builder.one_off_rounds(x, chosen.table_name)
-            if found:
+            # a few rounds (fewer than a table needs), holding a number of the column's dimension ("I bought
+            # a road bike" holds no distance: the rides on it are still the table's)
+            found = self.builder.one_off_rounds(x, chosen.table_name, limit=self.config.theta_s)
+            dim = unit_dimension(col.unit)
+            if found and len(found) < self.config.theta_s and reader is not None and any(
+                    unit_dimension(r[4]) == dim for r in reader(list(found))):
                 w, rounds = x, found
                 break
         if w is None:
@@ -508,8 +514,7 @@ class RulePlanner:
         note = (f"{w!r} is said only in {len(rounds)} round(s) outside {d.table} ({', '.join(rounds[:5])}): the "
                 f"answer reads their values, not {d.table}.{d.column}")
         return Decision(a, notes=d.notes + (note,), choices=d.choices, retrieval="semantic", rare=(w,), rare_op=op,
-                        rare_dim=unit_dimension(col.unit), rare_rounds=rounds,
-                        reader=getattr(self.builder, "round_observations", None))
+                        rare_dim=unit_dimension(col.unit), rare_rounds=rounds, reader=reader)
 
     def _column_of_rows(self, a: Analysis, numeric: list[ColumnChoice], tables: list[TableMeta],
                         like: ColumnChoice | None = None) -> ColumnChoice | None:

@@ -325,3 +325,12 @@ def test_when_did_i_last_is_not_refused_for_want_of_a_column(engine):
     # the date of an event comes from the rounds; only a computed number needs a column
     t = engine.ask("When did I last visit the dentist?")
     assert not t.answer.text.startswith("Not mentioned: no records hold"), t.answer.text
+
+
+def test_an_average_is_said_over_the_records_the_question_names(engine):
+    # the rows are games; the question calls them matches: the answer counts them in its words
+    t = engine.ask("Averaged over every match, what was the rating?")
+    assert _call(_step(t))[:2] == ("game_log", "rating")
+    assert f"over {len(GAMES)} matches" in t.answer.text, t.answer.text
+    t = engine.ask("What was my average rating?")  # no records named: the table's own noun
+    assert f"over {len(GAMES)} games" in t.answer.text, t.answer.text

@@ -158,7 +158,21 @@ def rows_noun(table: str | None, n: int, asked: str | None = None) -> str:
     base = (asked or "").strip().lower()
     if not base or base in ("times", "time"):
         base = record_noun(table) if table else "record"
-    return f"{n} {plural(base, n) if not base.endswith('s') or n == 1 else base}"
+    if n == 1:
+        return f"1 {_singular(base)}"
+    return f"{n} {plural(base, n) if not base.endswith('s') else base}"
+
+
+def _singular(noun: str) -> str:
+    """'expenses' -> 'expense', 'fill ups' -> 'fill up', 'batches' -> 'batch'; the last word only."""
+    head, _, last = noun.rpartition(" ")
+    if re.search(r"[^aeiou]ies$", last):
+        last = last[:-3] + "y"
+    elif re.search(r"(?:ch|sh|x|ss)es$", last):
+        last = last[:-2]
+    elif last.endswith("s") and not last.endswith("ss") and len(last) > 3:
+        last = last[:-1]
+    return f"{head} {last}" if head else last
 
 
 def period_text(first, last) -> str:
@@ -601,7 +615,8 @@ class RuleAnswerer(_Shaper):
                 return Answer(f"{noun}{scope_sfx}", "computed", 1.0, ids, rounds)
             if not n or val is None:
                 return Answer(f"{REFUSAL}: no {col} records{scope_sfx}.", "refusal", 0.0, ids, rounds, refused=True)
-            noun = rows_noun(s.table, n)
+            # in the question's own noun when it names the records ("over every expense": "29 expenses")
+            noun = rows_noun(s.table, n, (a.records or "").replace("-", " ") or None)
             period = period_text(v.get("first_time"), v.get("last_time"))
             if period and not scope:
                 noun = f"{noun}, {period}"

@@ -293,6 +293,11 @@ def test_a_modifier_the_memory_never_mentions_is_not_computed(engine):
     # a modifier the rounds use is computed as before ("Late fee" is written in every loan round)
     s = _step(engine.ask("What was my average late fee?"))
     assert _call(s) == ("fee_log", "fee", "avg")
+    # an operator word written short ("max", "min", "avg") is how the question asks, never a missing thing
+    for q, op in (("What was my latest max fee?", "latest"), ("What was my avg fee?", "avg")):
+        t = engine.ask(q)
+        assert not any("nothing in the memory mentions" in n for n in t.plan.notes), (q, t.plan.notes)
+        assert _call(_step(t))[:2] == ("fee_log", "fee"), q
 
 
 def test_a_question_word_that_is_a_columns_whole_name_names_it_when_said_of_the_rows():

@@ -39,7 +39,7 @@ ASKING_ADJECTIVES = frozenset(stem(w) for w in (
     "common commonest frequent usual typical normal regular overall whole entire general daily weekly monthly "
     "yearly nightly new newest old oldest recent previous next own best worst biggest smallest largest "
     "greatest top bottom single individual particular specific exact actual current final initial latest "
-    "earliest last first second third average median mean highest lowest maximum minimum").split())
+    "earliest last first second third average median mean highest lowest maximum minimum max min avg peak").split())
 ROWS_NAMING_ONE_OFF = 0.2  # a word said in more of a table's rounds than this is about its rows, not a one-off
 EVENT_MIN_OVERLAP = 0.34  # share of the event clause's words an located event must contain ...
 EVENT_MIN_SCORE = 0.55  # ... unless its relevance is at least this

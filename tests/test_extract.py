@@ -896,3 +896,13 @@ def test_a_label_after_its_value_may_be_a_formula_with_digits():
     got = {o.attribute: o.number for o in RuleExtractor().extract(
         rnd("Day 8 — 6.8 pH value, 0.10 mg/L nh3/nh4, 26 mg/L NO3, 24.8 °C temp"))}
     assert got == {"ph_value": 6.8, "nh3_nh4": 0.1, "no3": 26.0, "temp": 24.8}
+
+
+def test_an_abbreviated_label_after_a_value_keeps_its_period_and_its_last_word():
+    # "rel." abbreviates; "humidity" is the end of the label, not an item the entry is about
+    d = by_attr(ex("Day 4 — 71pct rel. humidity, 19.0 C temp, 43 mins misting", "Noted."))
+    assert d["rel_humidity"].number == 71 and d["rel_humidity"].unit == "%"
+    assert "item" not in d and d["temp"].number == 19.0
+    # a period after a clause's word still ends it when no value comes right before
+    d = by_attr(ex("Fed the fish seven times. feed amount 7.5 g", "Ok."))
+    assert d["feed_amount"].number == 7.5

@@ -1360,6 +1360,10 @@ def _list_texts(text: str, found: list[Found]) -> list[Found]:
             if any(f.label and f.end <= i0 and text[f.end:i0].strip() == "" and "\n" not in text[f.end:i0]
                    for f in found):
                 continue  # "38 moves", "25 min clock": words right after a value name it (on its line)
+            if any(f.label and f.end <= i0 and "\n" not in text[f.end:i0] and
+                   re.sub(r"\s+", " ", text[f.end:i1]).strip().lower().endswith(f.label.lower())
+                   and len(text[f.end:i1].strip()) <= len(f.label) for f in found):
+                continue  # the end of the label written after a value ("71pct rel. humidity")
             k = _split_item(words)
             if k:
                 label = " ".join(words[:k])
@@ -1430,12 +1434,17 @@ _LOWER_AFTER_PERIOD = re.compile(r"\.[ \t]+([a-z])")
 def _sentence_case(text: str) -> str:
     """'Fed the fish. feed amount 7.5 g': a period after a clause of three or more words that starts with
     a capital (its last word of three or more letters; "Game report: The opp. was" is two) ends it, whatever the case of the next word, which is
-    capitalised here (a period before a lower-case word otherwise abbreviates: "My vol. was 55 L"). Same
-    length: every span still indexes the original text."""
+    capitalised here (a period before a lower-case word otherwise abbreviates: "My vol. was 55 L"; so does
+    one right after a value's label: "71pct rel. humidity"). Same length: every span still indexes the
+    original text."""
     out = None
     for m in _LOWER_AFTER_PERIOD.finditer(text):
         before = re.split(r"[.!?\n]\s|[,;:]", text[:m.start()])[-1].split()
-        if len(before) >= 3 and before[0][:1].isupper() and before[-1].isalpha() and len(before[-1]) >= 3:
+        # (not a label's abbreviation right after a value: "Day 4 — 71pct rel. humidity")
+        after_value = re.search(r"\d", before[-2]) is not None and parse_unit(before[-1]) is None \
+            if len(before) >= 2 else False
+        if len(before) >= 3 and before[0][:1].isupper() and before[-1].isalpha() and len(before[-1]) >= 3 \
+                and not after_value:
             out = out or list(text)
             out[m.start(1)] = m[1].upper()
     return "".join(out) if out is not None else text

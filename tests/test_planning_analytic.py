@@ -214,6 +214,16 @@ def test_an_average_right_before_a_condition_names_its_quantity_in_a_count(quest
     assert analyze(question, NOW, FIRST).kind == kind
 
 
+@pytest.mark.parametrize("question", [
+    "Which language did my listening session on April 18 have?",
+    "What seed type did my feeder refill on March 3 have?",
+])
+def test_which_value_a_named_record_had_is_a_value_question(question):
+    # the records phrase ("my listening session") is taken out of the target, not out of the grammar
+    a = analyze(question, NOW, FIRST)
+    assert a.kind == "value" and a.records and a.time_range is not None
+
+
 def test_average_that_belongs_to_a_column_name():
     t = _table("dashboard_log", [ColumnMeta("average_glucose", "DOUBLE", unit="mg/dL")])
     assert _average_in_name("What was my average glucose on the latest dashboard?", [t]) is not None

@@ -350,6 +350,7 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
     for c in conditions:
         rest = _remove(rest, c.phrase)
     low = rest.lower()
+    said = low  # as asked, before a records phrase is taken out ("which language did my listening session have")
     qlow = q.lower()
     asks_date = bool(re.search(r"\b(which|what)\s+(day|date|night|morning|evening|week|month|time)\b|^\s*when\b|"
                                r"\bon which\b|\bwhat day\b|\b(?:give|tell|name)\s+(?:me\s+)?the\s+(?:day|date)\b", qlow))
@@ -457,7 +458,7 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
         return Analysis(kind="when", target_text=low, **common)
     if re.search(r"\bhow\s+(?:long|much|far|many|heavy|fast|high|low)\b|\bwhat\s+(?:was|is|were)\s+(?:my|the|our)\b"
                  r"|\bhow\s+\w+\s+(?:was|were|did)\b"
-                 r"|^\s*(?:what|which)\s+(?:\w+\s+){1,3}(?:did|do|does|was|were|is|had)\s+(?:i|we|my|our)\b", low) \
-            or conditions:
+                 r"|^\s*(?:what|which)\s+(?:\w+\s+){1,3}(?:did|do|does|was|were|is|had)\s+(?:i|we|my|our)\b",
+                 low + "\n" + said, re.M) or conditions:
         return Analysis(kind="value", op=None, target_text=low, how_many_noun=how_noun, **common)
     return Analysis(kind="retrieval", target_text=low, **common)

@@ -889,6 +889,7 @@ class FieldStats:
     companions: Mapping[str, int]
     text: tuple[float, ...] | None = None  # the sum of its rounds' text vectors (None: not embedded)
     median: float | None = None  # its numbers' median in its unit (None: no numbers, or not counted)
+    values: frozenset[str] = frozenset()  # a text field's most common values, lower case (numbers: none)
 
     def text_cosine(self, other: "FieldStats") -> float | None:
         """How alike the rounds of two fields read (cosine of their text sums), None when either lacks one."""
@@ -905,11 +906,28 @@ def field_stats(con) -> dict[str, FieldStats]:
     out = {}
     fields = {name: _Field.from_json(name, data) for name, data in con.execute("SELECT field, stats FROM fields").fetchall()}
     medians = _medians(con, {name: f.unit for name, f in fields.items() if f.kind == "number"})
+    texts = _text_values(con, {name for name, f in fields.items() if f.kind == "text"})
     for name, f in fields.items():
         out[name] = FieldStats(name, f.kind, f.unit, f.dimension, f.vmin, f.vmax, f.rounds, dict(f.companions),
                                tuple(float(x) for x in f.text_sum) if f.text_sum is not None else None,
-                               medians.get(name))
+                               medians.get(name), texts.get(name, frozenset()))
     return out
+
+
+TEXT_VALUES_KEPT = 50  # a text field's most common values kept for comparing fields
+
+
+def _text_values(con, names: set[str]) -> dict[str, frozenset[str]]:
+    """Each text field's most common values (lower case, at most TEXT_VALUES_KEPT)."""
+    if not names:
+        return {}
+    counts: dict[str, Counter] = {}
+    for attribute, value in con.execute(
+            "SELECT attribute, lower(trim(coalesce(text_value, raw_value))) FROM observations "
+            "WHERE value_kind = 'text'").fetchall():
+        if attribute in names and value:
+            counts.setdefault(attribute, Counter())[value] += 1
+    return {a: frozenset(v for v, _ in c.most_common(TEXT_VALUES_KEPT)) for a, c in counts.items()}
 
 
 def _medians(con, units: Mapping[str, str | None]) -> dict[str, float]:

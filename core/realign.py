@@ -53,6 +53,8 @@ FEW_ROUNDS = 5  # a field in fewer rounds than this has no range yet, only a siz
 SETTLED = 0.05  # of two places that fit, the closer in name must be this much closer
 SPLIT_ROUNDS = 3  # a kind of record needs this many rounds of a field to be given the field of its own
 SPLIT_ALIKE = 0.75  # ... unless its rounds read this much like the other kind's (mean text cosine)
+TEXT_COMMON = 2  # a text field of each group with this many values in common ...
+TEXT_SHARE = 0.5  # ... and at least this share of the smaller one's values anchors their join
 SIZE_RATIO = 4.0  # two fields with enough rounds whose medians differ more than this are two quantities
 VOUCH = 0.8  # name evidence of a pair that vouches for an unlike one (initials, the same words in another form)
 
@@ -197,6 +199,30 @@ def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, Fi
     return out
 
 
+def _texts_beside(group: frozenset[str], stats: Mapping[str, FieldStats]) -> set[str]:
+    """Text fields beside some field of `group` in at least half of its rounds."""
+    return {t for f in group for t, n in stats[f].companions.items()
+            if t in stats and stats[t].kind == "text" and n >= GROUP_SHARE * stats[f].rounds}
+
+
+def text_anchor(small: frozenset[str], large: frozenset[str], stats: Mapping[str, FieldStats]) -> tuple[str, str] | None:
+    """A text field beside each group, named two ways but holding the same values (a feeder's screen
+    prints "KIND: bloodworms", the text says "food type flakes": the same few foods), and never in one
+    round: evidence that the two groups are one kind of record, like a field in common. The pair with
+    most values in common, or None."""
+    best, most = None, 0
+    for ta in sorted(_texts_beside(small, stats)):
+        for tb in sorted(_texts_beside(large, stats)):
+            va, vb = stats[ta].values, stats[tb].values
+            if ta == tb or not va or not vb:
+                continue
+            common = len(va & vb)
+            if common >= TEXT_COMMON and common >= TEXT_SHARE * min(len(va), len(vb)) and common > most \
+                    and _apart({ta: tb}, stats):
+                best, most = (ta, tb), common
+    return best
+
+
 def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = None,
                 keep: frozenset[str] = frozenset()) -> list[Merge]:
     """The merges late re-alignment would make (pure): for each two groups that are apart and pair
@@ -215,6 +241,13 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
             pairs = pairing(small, large, stats, similar, lenient=True)
             if pairs is None or not _apart(pairs, stats):
                 continue
+            anchor = None if shared else text_anchor(small, large, stats)
+            if anchor is not None and _read_alike(pairs, stats, TEXT_ALIKE):
+                # (it vouches like a field in common, and is joined with the rest; names of things, a plant's or
+                # a client's, come with records of several kinds, so the rounds must read alike too)
+                shared = frozenset({anchor[0]})
+            else:
+                anchor = None
             kin = {x for x, y in pairs.items() if _base(x) == _base(y)}
             if kin and not shared and all(_closeness(x, y, similar) < CLOSE for x, y in pairs.items() if x not in kin) \
                     and not _read_alike(pairs, stats, SPLIT_ALIKE):
@@ -241,7 +274,7 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
                 # word more or less ("temp" / "dough temp": two kinds of record both take temperatures),
                 # unless every pair's rounds read as one kind of record (an invoice's photo beside its text)
                 continue
-            found[small] = pairs
+            found[small] = dict(pairs, **({anchor[0]: anchor[1]} if anchor else {}))
     merges: list[Merge] = []
     moved: set[str] = set()
     # a field two pairings would join to different partners ("credit" with a second till's "incoming"

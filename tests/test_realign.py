@@ -456,3 +456,33 @@ def test_a_field_two_desks_of_one_stream_share_anchors_their_join_before_any_spl
         assert len(tables) == 1, tables
         assert st.con.execute(f'SELECT count(*) FROM "{tables[0]}"').fetchone()[0] == 10
         assert not st.con.execute("SELECT count(*) FROM field_events WHERE kind = 'realign-split'").fetchone()[0]
+
+
+def test_a_text_field_with_the_same_values_beside_each_group_anchors_their_join():
+    # a feeder's screen: food (g), count, KIND; the text: feed amount (g), seen, food type. No name is
+    # alike, but both text fields hold the same few foods
+    from dataclasses import replace
+
+    s = {
+        "food": stats("food", "g", 2.7, 11.3, 7, {"count": 5, "kind": 7}),
+        "count": stats("count", None, 12, 23, 5, {"food": 5, "kind": 5}),
+        "kind": stats("kind", None, None, None, 7, {"food": 7, "count": 5}, kind="text"),
+        "feed_amount": stats("feed_amount", "g", 1.5, 11.6, 15, {"seen": 3, "food_type": 9}),
+        "seen": stats("seen", None, 9, 24, 3, {"feed_amount": 3, "food_type": 3}),
+        "food_type": stats("food_type", None, None, None, 9, {"feed_amount": 9, "seen": 3}, kind="text"),
+    }
+    def some_alike(a, b):  # the encoder: not unlike (0.4), not close
+        return 1.0 if a == b else 0.4 if {a, b} in ({"food", "feed_amount"}, {"count", "seen"}) else 0.2
+
+    s = with_texts(s, ("food", "count", "kind"), (1.0, 0.2, 0.0), (0.8, 0.6, 0.0))  # the rounds read alike
+    foods = frozenset({"bloodworms", "flakes", "pellets", "brine shrimp"})
+    same = {**s, "kind": replace(s["kind"], values=foods - {"pellets"}), "food_type": replace(s["food_type"], values=foods)}
+    assert {(m.source, m.target) for m in plan_merges(same, some_alike)} == {
+        ("food", "feed_amount"), ("seen", "count"), ("kind", "food_type")}
+    # texts that share one value or none say nothing: the shapes alone do not join two quantities
+    other = {**s, "kind": replace(s["kind"], values=frozenset({"north box", "oak box", "flakes"})),
+             "food_type": replace(s["food_type"], values=foods)}
+    assert plan_merges(other, some_alike) == []
+    # nor do the same values in rounds that read otherwise (a plant's name beside two kinds of care)
+    apart = with_texts(same, ("food", "count", "kind"), (1.0, 0.2, 0.0), (0.3, 0.0, 0.95))
+    assert plan_merges(apart, some_alike) == []

@@ -155,3 +155,12 @@ def test_a_caption_ocr_merged_over_a_row_of_values_is_no_key_and_value():
     # a key/value row over a row that starts with a label is still read as one
     d = _ocr("Shop receipt\nCustomer | Quill Books\nTotal | 12.50 EUR")
     assert d["customer"].raw_value == "Quill Books" and d["total"].number == 12.5
+
+
+def test_printed_captions_over_values_are_never_a_key_and_its_text():
+    # three captions OCR read as two boxes, one cut that no rule can place: no value is made up from them
+    d = _ocr("Feeder Cam\nSPECIES SEEN | BIRDS COUNT TIME (mins)\n16 | 49 | 51\n19:27")
+    assert all("COUNT" not in (o.raw_value or "") for o in d.values())
+    # read as three boxes, the same captions name their values
+    d = _ocr("Feeder Cam\nSPECIES SEEN | BIRDS | COUNT TIME (mins)\n16 | 49 | 51")
+    assert d["species_seen"].number == 16 and d["birds"].number == 49 and d["count_duration"].number == 51

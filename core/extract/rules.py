@@ -1837,6 +1837,10 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
         # "9.0g | bloodworms | 20" is three captions, not the food kind "COUNT")
         header = header or (len(nxt) > len(row) and all(c.is_label for c in row) and nxt[0].is_value
                             and len(split_labels(row, len(nxt), True)) == len(nxt))
+        # (or a row of printed captions, capitals but for a unit in brackets, over a row of values: "SPECIES SEEN |
+        # BIRDS COUNT TIME (mins)" over "16 | 49 | 51" is captions however they split, not a key and its text)
+        header = header or (len(nxt) >= len(row) and nxt and nxt[0].is_value and all(c.is_value or text_cell(c) for c in nxt)
+                            and all(c.is_label and re.sub(r"\([^()]*\)", "", c.text).strip().isupper() for c in row))
         if len(row) == 2 and row[0].is_label and text_cell(row[1]) and not header and (kv_table or labelish(row[0])) \
                 and not any(0 <= j < len(rows) and len(rows[j]) == 2 and grid_row(j) for j in (k - 1, k + 1)):
             pair_text(row[0], row[1])  # (not the caption row of a grid: "Air temp | Humidity" under values)

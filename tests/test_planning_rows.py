@@ -337,3 +337,21 @@ def test_the_questions_verb_of_logging_names_no_column():
     ranked = match_columns("What's the largest volume I ever logged?", tables, *enc)
     assert (ranked[0].table, ranked[0].column) == ("price_log", "vol")
     assert not any(c.supported for c in match_columns("the smallest front I logged", tables, *enc))
+
+
+def test_a_column_printed_sum_is_the_total_a_question_asks_for():
+    import numpy as np
+
+    from conftest import HashEmbedder
+    from core.planning.columns import match_columns
+    from core.planning.metadata import ColumnMeta, TableMeta
+
+    emb = HashEmbedder()
+    # a receipt printed "sum" for its total, beside the tax and the pieces bought
+    tables = [TableMeta("piece_log", "One row per piece record: pieces, sum ($), tax ($).",
+                        (ColumnMeta("pieces", "DOUBLE"), ColumnMeta("sum", "DOUBLE", "$"), ColumnMeta("tax", "DOUBLE", "$")),
+                        29)]
+    enc = (lambda xs: np.asarray(emb.encode(xs)), lambda q: np.asarray(emb.encode([q])[0]), DEFAULT.lambda_meta)
+    top = match_columns("mean total across all my expenses", tables, *enc, records="expenses")[0]
+    assert (top.column, top.supported) == ("sum", True)
+    assert match_columns("mean tax across all my expenses", tables, *enc, records="expenses")[0].column == "tax"

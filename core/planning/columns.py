@@ -48,6 +48,8 @@ SCAFFOLD = frozenset({"day", "date", "week", "month", "year", "time", "which", "
                       "overall", "altogether", "combined", "typical", "usual", "per", "each", "every"})
 GENERIC_NAME_WORDS = frozenset({"avg", "average", "mean", "total", "max", "min", "num", "number", "count", "value",
                                 "level", "amount", "no", "nr"})
+# a column named by a word of the same sense as a generic question word ("sum" printed where one asks "total")
+GENERIC_SAME = {"sum": "total"}
 # table-name words that say "rows of" rather than what the rows are
 RECORD_WORDS = frozenset({"log", "logs", "entry", "entries", "record", "records", "table", "data", "reading",
                           "readings", "report"})
@@ -569,6 +571,7 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         whole_generic = False  # the phrase is a generic word that is this column's whole name ("my total")
         for nm in [c.name] + list(c.aliases):
             parts = [stem(w) for w in re.findall(r"[a-z0-9]+", nm.lower().replace("_", " "))]
+            parts = [GENERIC_SAME.get(p, p) for p in parts] if len(parts) == 1 else parts
             if parts and _contains(seq, parts) and (len(parts) >= 2 or parts[0] not in GENERIC_NAME_WORDS):
                 score += min(0.3, 0.1 * max(len(parts), 1.5))  # a whole name of the column is in the question
                 if len(parts) == 1 and parts[0] in SCAFFOLD and (t.table_name in named_tables or _contains(

@@ -213,7 +213,7 @@ def profile(attribute: str, values: Sequence[tuple[str | None, float | None, str
     n = len(vals)
     num = [v for v in vals if as_number(v[1], v[0]) is not None]
     units = Counter(v[2] for v in num if v[2])
-    ranked = [u for u, _ in sorted(units.items(), key=lambda kv: (-kv[1], kv[0]))]
+    ranked = _readable_first([u for u, _ in sorted(units.items(), key=lambda kv: (-kv[1], kv[0]))], num)
     samples = tuple(dict.fromkeys(str(v[0] if v[0] is not None else v[1]) for v in vals))[:5]
     # an identifier: at least 3 values, every one a bare integer of 6+ digits (or "#" and 4+; no unit,
     # no thousands separator, no decimals), and no two equal: numbers that never repeat name receipts
@@ -228,6 +228,27 @@ def profile(attribute: str, values: Sequence[tuple[str | None, float | None, str
         unit=ranked[0] if ranked else None, other_units=tuple(ranked[1:]), samples=samples,
         identifier=identifier,
     )
+
+
+def _readable_first(ranked: list[str], num: Sequence[tuple]) -> list[str]:
+    """The units of a column's values, the one its values are stored in first: the most common, unless
+    its typical value is below 1 and another unit the history used gives it at least 1 ("0.28 kg" beside
+    "410 g": grams; a person writes 284 g, and 0.284 kg rounds away the last gram)."""
+    if len(ranked) < 2:
+        return ranked
+    values = []
+    for _raw, number, unit in num:
+        x = convert(float(number), unit, ranked[0]) if unit and unit != ranked[0] and number is not None else number
+        if x is not None:
+            values.append(abs(float(x)))
+    if not values:
+        return ranked
+    typical = sorted(values)[len(values) // 2]
+    if typical == 0 or typical >= 1:
+        return ranked
+    sized = [(convert(typical, ranked[0], u), u) for u in ranked[1:]]
+    fits = sorted((x, u) for x, u in sized if x is not None and x >= 1)
+    return [fits[0][1]] + [u for u in ranked if u != fits[0][1]] if fits else ranked
 
 
 def cell(dtype: str, raw: str | None, number: float | None, text_value: str | None = None):

@@ -493,3 +493,17 @@ def test_a_value_read_in_another_unit_of_the_dimension_is_stored_in_the_columns_
     assert flour["S1:R5"] == pytest.approx(280.0) and flour["S1:R1"] == 401.0 and flour["S1:R6"] == 3.0
     desc = next(c.description for c in ch.schema.columns if c.name == "flour")
     assert "kg (converted)" in desc and "$ (not converted)" in desc
+
+
+def test_a_column_whose_usual_unit_gives_values_below_one_is_stored_in_a_unit_the_history_also_used(store):
+    # most receipts print "0.28 kg", some "410 g": grams keep every value readable and exact
+    con = store.con
+    for i in range(1, 6):
+        add_round(con, i, [("hops", f"0.{20 + i} kg", 0.20 + i / 100, "kg"), ("cost", f"{10 + i} EUR", 10.0 + i, "€")])
+    for i in range(6, 9):
+        add_round(con, i, [("hops", f"{400 + i} g", 400.0 + i, "g"), ("cost", f"{10 + i} EUR", 10.0 + i, "€")])
+    ch = Materializer(con).apply(1, ("hops", "cost"), 8)
+    hops = next(c for c in ch.schema.columns if c.name == "hops")
+    assert hops.unit == "g"
+    got = dict(con.execute(f"SELECT source, hops FROM {ch.schema.table_name}").fetchall())
+    assert got["S1:R1"] == pytest.approx(210.0) and got["S1:R6"] == 406.0

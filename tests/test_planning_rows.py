@@ -223,6 +223,9 @@ def test_a_quantity_named_only_by_its_rows_is_the_tables_amount(engine):
     # an adjective of measure picks the column of its dimension (not rate_log's namesake "rate")
     s = _step(engine.ask("How heavy were my grocery runs in total?"))
     assert _call(s) == ("rate_log", "weight", "sum")
+    # "my average total" over records whose table names no column so: what they came to in money
+    s = _step(engine.ask("What was the mean total across all my grocery runs?"))
+    assert _call(s) == ("rate_log", "price", "avg")
     # words no table's rounds use still name nothing: retrieval, and a refusal here
     t = engine.ask("How much did my boat trips come to in total?")
     assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" for s in t.steps)
@@ -355,3 +358,13 @@ def test_a_column_printed_sum_is_the_total_a_question_asks_for():
     top = match_columns("mean total across all my expenses", tables, *enc, records="expenses")[0]
     assert (top.column, top.supported) == ("sum", True)
     assert match_columns("mean tax across all my expenses", tables, *enc, records="expenses")[0].column == "tax"
+
+
+def test_records_named_by_a_few_rounds_of_one_table_and_none_of_another_are_its_rows():
+    from core.planning.columns import rows_tables
+
+    # a receipt's photo says "hop purchase", its text form only numbers: 4 of 25 rows, no other table
+    assert rows_tables({"weight_log": 0.16, "ferm_log": 0.0, "item_log": 0.0}) == {"weight_log"}
+    # the same share beside another table that names them too is no evidence
+    assert rows_tables({"weight_log": 0.16, "ferm_log": 0.04}) == set()
+    assert rows_tables({"weight_log": 0.1, "ferm_log": 0.0}) == set()  # too few to say

@@ -393,17 +393,22 @@ ROWS_ABOUT_MIN = 0.5  # share of a table's rows whose rounds name the records fo
 # check: RH 42 %" beside "my humidity reading"), this many times more often than any other table's
 ROWS_ABOUT_DISTINCT = 0.2
 ROWS_ABOUT_RATIO = 4.0
+# ... or, when no other table's rounds name them at all, this share (a receipt's photo says "hop purchase",
+# its text form only the numbers: 4 of 25 rows)
+ROWS_ABOUT_ALONE = 0.15
 
 
 def rows_tables(shares: dict[str, float]) -> set[str]:
     """The tables whose rows are the records a phrase names, from `rows_about` shares: those with at least
     ROWS_ABOUT_MIN of their rows naming them, else the one table with ROWS_ABOUT_DISTINCT that names them
-    ROWS_ABOUT_RATIO times more often than any other."""
+    ROWS_ABOUT_RATIO times more often than any other, or with ROWS_ABOUT_ALONE when no other names them."""
     out = {t for t, v in shares.items() if v >= ROWS_ABOUT_MIN}
     if out or not shares:
         return out
     order = sorted(shares.items(), key=lambda kv: -kv[1])
     best, second = order[0][1], (order[1][1] if len(order) > 1 else 0.0)
+    if best >= ROWS_ABOUT_ALONE and second == 0.0:
+        return {order[0][0]}
     return {order[0][0]} if best >= ROWS_ABOUT_DISTINCT and best >= ROWS_ABOUT_RATIO * second else set()
 
 

@@ -542,12 +542,15 @@ class RulePlanner:
             return None
         low = a.question.lower()
         much = bool(re.search(r"\bhow\s+much\b", low))
+        # "my total" over records no column names so: what they came to, a sum of money first
+        total = bool(re.search(r"\btotal\b", a.target_text or "")) and a.op != "sum"
         implied = implied_dimension(low)  # "bake time": a duration
         tw = set(table_words(table))
 
         def rank(k_c):
             k, c = k_c
-            amount = c.dimension in ("mass", "volume", "currency") if much else False
+            amount = c.dimension in ("mass", "volume", "currency") if much else c.dimension == "currency" if total \
+                else False
             named = bool(set(tokens(c.column)) & tw)  # the field the table is named after: its main quantity
             # (`like`: a column elsewhere close in meaning says what kind of quantity is meant: "humidity"
             # near a soil moisture in % is the checks' RH in %, not their temperature)

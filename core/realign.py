@@ -124,12 +124,13 @@ def _fit(a: FieldStats, b: FieldStats) -> bool:
         return False
     if (a.unit is None) != (b.unit is None):
         return False
-    if a.unit and a.unit != b.unit and not (a.dimension and a.dimension == b.dimension):
+    bare_per = _bare_per(a.unit, b.unit)
+    if a.unit and a.unit != b.unit and not (a.dimension and a.dimension == b.dimension) and not bare_per:
         return False
     if None in (a.vmin, a.vmax, b.vmin, b.vmax):
         return True
     bmin, bmax = b.vmin, b.vmax
-    if a.unit and b.unit and a.unit != b.unit:
+    if a.unit and b.unit and a.unit != b.unit and not bare_per:
         # "Mix volume 2500 ml" on one device, "dilution 2.5 L" on the other: ranges compared in one unit
         lo, hi = convert(b.vmin, b.unit, a.unit), convert(b.vmax, b.unit, a.unit)
         if lo is None or hi is None:
@@ -147,6 +148,14 @@ def _fit(a: FieldStats, b: FieldStats) -> bool:
     # 6.45-9.90 on three): its values say the size of the quantity, not its bounds
     pad = (0.5 if min(a.rounds, b.rounds) < FEW_ROUNDS else 0.1) * max(abs(a.vmax), abs(bmax), 1e-9)
     return a.vmin <= bmax + pad and bmin <= a.vmax + pad
+
+
+def _bare_per(u: str | None, v: str | None) -> bool:
+    """One unit is a rate whose amount was not printed and the other the same rate with it ("1.651/L" in
+    the text, "1.924 EUR/L" on the pump's receipt): compared as they are, without conversion."""
+    if not u or not v or u == v or "/" not in u or "/" not in v:
+        return False
+    return (u.startswith("/") or v.startswith("/")) and u.split("/", 1)[1] == v.split("/", 1)[1]
 
 
 def _closeness(a: str, b: str, similar: Similarity | None) -> float:

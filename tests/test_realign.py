@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import zlib
+from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -486,3 +487,20 @@ def test_a_text_field_with_the_same_values_beside_each_group_anchors_their_join(
     # nor do the same values in rounds that read otherwise (a plant's name beside two kinds of care)
     apart = with_texts(same, ("food", "count", "kind"), (1.0, 0.2, 0.0), (0.3, 0.0, 0.95))
     assert plan_merges(apart, some_alike) == []
+
+
+def test_a_rate_printed_without_its_amount_pairs_with_the_same_rate_with_it():
+    # the text says "1.651/L PPL", the pump's receipt "price/l 1.924 EUR/L": both per litre
+    s = {
+        "ppl": stats("ppl", "/L", 1.56, 1.93, 20, {"amount": 20, "vol": 20}),
+        "amount": stats("amount", "€", 41, 110, 20, {"ppl": 20, "vol": 20}),
+        "vol": stats("vol", "L", 25, 56, 20, {"ppl": 20, "amount": 20}),
+        "price_l": stats("price_l", "€/L", 1.59, 1.93, 5, {"total": 5, "vol": 5}),
+        "total": stats("total", "€", 41, 91, 5, {"price_l": 5, "vol": 5}),
+    }
+    s["vol"] = replace(s["vol"], rounds=25, companions={"ppl": 20, "amount": 20, "price_l": 5, "total": 5})
+    got = {(m.source, m.target) for m in plan_merges(s, lambda a, b: 1.0 if a == b else 0.4)}
+    assert got == {("price_l", "ppl"), ("total", "amount")}
+    # a rate per another unit is another quantity
+    s["price_l"] = replace(s["price_l"], unit="€/kg", dimension="price")
+    assert plan_merges(s, lambda a, b: 1.0 if a == b else 0.4) == []

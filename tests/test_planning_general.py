@@ -334,3 +334,13 @@ def test_an_average_is_said_over_the_records_the_question_names(engine):
     assert f"over {len(GAMES)} matches" in t.answer.text, t.answer.text
     t = engine.ask("What was my average rating?")  # no records named: the table's own noun
     assert f"over {len(GAMES)} games" in t.answer.text, t.answer.text
+
+
+def test_a_condition_only_another_tables_rows_can_meet_is_not_dropped_silently(engine):
+    # the moisture is a harvest's, the rating a game's: no game has a moisture, so nothing is averaged
+    t = engine.ask("When the moisture was over 40%, what was my mean rating?")
+    assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" for s in t.steps), (t.plan.notes, t.answer.text)
+    assert t.answer.refused and any("the condition is on harvest_log" in n for n in t.plan.notes), t.plan.notes
+    # the condition in the measured rows' own table is applied as before
+    s = _step(engine.ask("When the moisture was over 40%, what was my mean weight?"))
+    assert _call(s)[:2] == ("harvest_log", "weight_g") and s.args["optional_column_filters"]

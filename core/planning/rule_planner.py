@@ -800,6 +800,13 @@ class RulePlanner:
         dropped = [f for t, f in cond + cat_filters if t != table]
         if dropped:
             notes.append(f"{len(dropped)} filter(s) on other tables ignored")
+        if any(t != table for t, _ in cond):
+            # a numeric condition only another table's rows can meet ("when the temperature was over 25 °C"
+            # measured in dough_log, the rise in another table): computed without it, the answer would be
+            # over rows the question excludes; nothing is computed
+            return Decision(a, choices=tuple(numeric[:5]), notes=tuple(notes + [
+                f"the condition is on {', '.join(sorted({t for t, _ in cond if t != table}))}, not on {table}, "
+                f"where {column} is: nothing to compute over"]))
         colmeta = next(c for t in tables if t.table_name == table for c in t.columns if c.name == column)
         expr = _converted(a.question, colmeta, [c.phrase for c in a.conditions])
         if expr:

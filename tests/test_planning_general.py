@@ -344,3 +344,13 @@ def test_a_condition_only_another_tables_rows_can_meet_is_not_dropped_silently(e
     # the condition in the measured rows' own table is applied as before
     s = _step(engine.ask("When the moisture was over 40%, what was my mean weight?"))
     assert _call(s)[:2] == ("harvest_log", "weight_g") and s.args["optional_column_filters"]
+
+
+def test_a_quantity_no_column_names_is_not_guessed_among_like_columns_of_the_rows(engine):
+    # "sold" names no column of the harvests, and nothing tells weight from moisture: no guess
+    t = engine.ask("What was my average sold across all my harvests?")
+    assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" for s in t.steps), (t.plan.notes, t.answer.text)
+    assert t.answer.refused
+    # "how much" asks an amount: the harvests' weight, the one amount among them
+    s = _step(engine.ask("How much did my harvests come to in total?"))
+    assert _call(s) == ("harvest_log", "weight_g", "sum")

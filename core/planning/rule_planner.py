@@ -522,7 +522,8 @@ class RulePlanner:
         beside a table pour_log whose rounds say "resin pour"): that table's quantity. Among its
         candidate columns: for "how much" an amount (mass, volume, money), then one of the dimension the
         words imply ("bake time": a duration), then the one named like the table (feed_log.feed: the
-        field the table is named after), then the match order. None when the words name no single table."""
+        field the table is named after), then the match order. None when the words name no single table, or
+        when none of these tells its columns apart."""
         # what is measured must be named by the rounds, not only the records ("mean hydration across my
         # proof checks" names the proof checks, and nothing of the table says "hydration")
         words = phrase_words(a.target_text or "")
@@ -556,6 +557,9 @@ class RulePlanner:
             # near a soil moisture in % is the checks' RH in %, not their temperature)
             alike = like is not None and like.dimension is not None and c.dimension == like.dimension
             return (not amount, not (implied and c.dimension == implied), not alike, not named, k)
+        keys = [rank(kc)[:-1] for kc in enumerate(cands)]
+        if len(cands) > 1 and len(set(keys)) == 1:
+            return None  # nothing says which of its quantities is meant ("my average sold": units? left over?)
         return min(enumerate(cands), key=rank)[1]
 
     @staticmethod

@@ -354,3 +354,13 @@ def test_a_quantity_no_column_names_is_not_guessed_among_like_columns_of_the_row
     # "how much" asks an amount: the harvests' weight, the one amount among them
     s = _step(engine.ask("How much did my harvests come to in total?"))
     assert _call(s) == ("harvest_log", "weight_g", "sum")
+
+
+def test_a_word_asked_of_a_named_day_is_answered_alone(engine):
+    # the question names the day: the plant alone, not "basil on March 5, 2026" (a number keeps its day)
+    row = PLANTS[4]
+    day = f"{row['time']:%B} {row['time'].day}, {row['time'].year}"
+    t = engine.ask(f"Which plant did my harvest on {day} have?")
+    assert t.answer.text == row["plant"], (t.answer.text, t.plan.notes)
+    t = engine.ask(f"What was my weight on {day}?")
+    assert t.answer.text.startswith(f"{row['weight_g']:g} g") and day in t.answer.text, t.answer.text

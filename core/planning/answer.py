@@ -641,7 +641,9 @@ class RuleAnswerer(_Shaper):
                 if isinstance(val, str) and _day(val) and a.asks_date:
                     text = fmt_when(val)
                 elif scope.startswith("on ") and n_days_one(v):
-                    text = f"{shown}{_unit(unit)}{scope_sfx}"
+                    # the day the question named, said again after a number; a word stands alone ("Japanese",
+                    # not "Japanese on April 18, 2025": the question said the day)
+                    text = shown if isinstance(val, str) else f"{shown}{_unit(unit)}{scope_sfx}"
                 else:
                     text = f"{fmt_num(val) if not isinstance(val, str) else val}{_unit(unit)} " \
                            f"({op}, recorded on {fmt_when(t)})"

@@ -1089,7 +1089,7 @@ def _rare_answer(d: Decision, records: Sequence) -> "Answer | None":
         if days else ""
     u = f" {unit}" if unit else ""
     noun = (f"{n} round{'s that mention' if n != 1 else ' that mentions'} {d.rare[0]}" if d.rare_rounds else
-            f"{n} round{'s' if n != 1 else ''} that mention it (no table holds it)")
+            f"{n} round{'s that mention' if n != 1 else ' that mentions'} it (no table holds it)")
     if op in ("avg", "sum"):
         text = f"{fmt_num(value)}{u} {'on average' if op == 'avg' else 'in total'} over {noun}, {period}"
     elif op in ("max", "min", "first", "latest"):

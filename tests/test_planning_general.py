@@ -280,7 +280,9 @@ def test_a_thing_said_of_once_outside_the_table_is_read_from_its_round(engine):
 
 # ---------------------------------------------------------------------- computed intents never answer with text
 @pytest.mark.parametrize("question", ["What was my average tide height?", "What was my highest wave period?",
-                                      "How many sunsets did I photograph?"])
+                                      "How many sunsets did I photograph?",
+                                      "What tide height did I log on March 5, 2026?",
+                                      "What wave period did my harvests show?"])
 def test_a_computed_intent_without_a_column_refuses_instead_of_quoting_a_round(engine, question):
     t = engine.ask(question)
     assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" for s in t.steps)

@@ -965,6 +965,10 @@ def compose_answer(plan: Plan, records: Sequence) -> "Answer | None":
             and not _asks_words(a):
         # ("when did I last go bouldering": the date of an event, which the retrieved rounds can give)
         return _no_number(d)
+    if d.retrieval == "semantic" and a.kind == "value" and _LOGGED_VALUE.search(a.question):
+        # "what sugar did I log on May 5": a value of a record; without a column a phrase of some round ("gr",
+        # "Thanks") is no answer
+        return _no_number(d)
     if a.kind == "compare" and d.tool == "Compute":
         comp = [r for r in ok if r.tool == "Compute" and isinstance(r.value, dict)]
         if len(comp) != 2 or a.baseline is None:
@@ -1017,6 +1021,11 @@ def compose_answer(plan: Plan, records: Sequence) -> "Answer | None":
 # answers them; without a column (or observations) to compute over, the answer is a refusal
 COMPUTED_KINDS = frozenset({"aggregate", "extreme", "how_many", "count", "trend", "latest", "first",
                             "value_sum", "compare"})
+
+
+# "what <quantity> did I log / record / note", "what <quantity> did my <records> show": a record's value
+_LOGGED_VALUE = re.compile(r"^\s*(?:what|which)\s+(?:\w+\s+){1,3}did\s+(?:i\s+(?:log|record|note|write down)|"
+                           r"my\s+(?:\w+\s+){1,3}show)\b", re.I)
 
 
 def _asks_words(a: Analysis) -> bool:

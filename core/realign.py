@@ -55,6 +55,7 @@ SPLIT_ROUNDS = 3  # a kind of record needs this many rounds of a field to be giv
 SPLIT_ALIKE = 0.75  # ... unless its rounds read this much like the other kind's (mean text cosine)
 TEXT_COMMON = 2  # a text field of each group with this many values in common ...
 TEXT_SHARE = 0.5  # ... and at least this share of the smaller one's values anchors their join
+ANCHOR_SUPPORT = 0.5  # what such an anchor adds to a pairing's support when two pairings compete
 SIZE_RATIO = 4.0  # two fields with enough rounds whose medians differ more than this are two quantities
 VOUCH = 0.8  # name evidence of a pair that vouches for an unlike one (initials, the same words in another form)
 
@@ -238,7 +239,10 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
     one to one with one close pair, each pair's field with fewer rounds joins the other. `keep`:
     fields a person decided about (never moved). A field is moved at most once."""
     gs = groups(stats)
-    found: dict[frozenset, dict[str, str]] = {}
+    # every pairing found, by (smaller rest, larger rest): one kind of record may pair with two others (the
+    # openings told in text with the puzzles and with the openings' photos), and support decides below
+    found: dict[tuple[frozenset, frozenset], dict[str, str]] = {}
+    anchored: set[tuple[frozenset, frozenset]] = set()
     for i, a in enumerate(gs):
         for b in gs[i + 1:]:
             shared = a & b  # fields both kinds print alike: evidence they are one kind, if the rest pairs
@@ -283,18 +287,21 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
                 # word more or less ("temp" / "dough temp": two kinds of record both take temperatures),
                 # unless every pair's rounds read as one kind of record (an invoice's photo beside its text)
                 continue
-            found[small] = dict(pairs, **({anchor[0]: anchor[1]} if anchor else {}))
+            found[(small, large)] = dict(pairs, **({anchor[0]: anchor[1]} if anchor else {}))
+            if anchor:
+                anchored.add((small, large))
     merges: list[Merge] = []
     moved: set[str] = set()
     # a field two pairings would join to different partners ("credit" with a second till's "incoming"
     # and with a receipt's "total"): the better supported pairing (names and round texts) is taken, the
     # other left; two readings of one kind of record (overlapping groups) agree and are both taken
-    def support(pairs: Mapping[str, str]) -> float:
+    # (a text field holding the same values beside both, the same openings by name, is support of its own)
+    def support(key: tuple[frozenset, frozenset], pairs: Mapping[str, str]) -> float:
         return sum(_closeness(x, y, similar) + (stats[x].text_cosine(stats[y]) or 0.0)
-                   for x, y in pairs.items()) / len(pairs)
+                   for x, y in pairs.items()) / len(pairs) + (ANCHOR_SUPPORT if key in anchored else 0.0)
     partner: dict[str, str] = {}
     taken: list[tuple[frozenset, dict[str, str]]] = []
-    for small, pairs in sorted(found.items(), key=lambda kv: (-support(kv[1]), sorted(kv[0]))):
+    for (small, _), pairs in sorted(found.items(), key=lambda kv: (-support(*kv), sorted(kv[0][0]), sorted(kv[0][1]))):
         if any(partner.get(x, y) != y or partner.get(y, x) != x for x, y in pairs.items()):
             continue
         for x, y in pairs.items():

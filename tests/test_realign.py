@@ -504,3 +504,30 @@ def test_a_rate_printed_without_its_amount_pairs_with_the_same_rate_with_it():
     # a rate per another unit is another quantity
     s["price_l"] = replace(s["price_l"], unit="€/kg", dimension="price")
     assert plan_merges(s, lambda a, b: 1.0 if a == b else 0.4) == []
+
+
+def test_of_two_groups_one_kind_pairs_with_the_one_a_text_field_of_the_same_values_anchors_wins():
+    # openings told in text ("session 50 min, 14 variations, variation: Najdorf") pair by shape with the
+    # puzzles (duration, puzzles) and with the openings' photos (duration, lines, opening): the photos print
+    # the same openings, so that join is taken (it used to depend on which pairing was looked at last)
+    s = {
+        "session_duration": stats("session_duration", "min", 20, 80, 15, {"variations": 15, "variation": 13}),
+        "variations": stats("variations", None, 5, 30, 15, {"session_duration": 15, "variation": 13}),
+        "variation": stats("variation", None, None, None, 13, {"session_duration": 13, "variations": 13}, kind="text"),
+        "duration": stats("duration", "min", 10, 90, 18, {"puzzles": 18, "puzzle_rating": 18}),
+        "puzzles": stats("puzzles", None, 8, 40, 24, {"duration": 18, "puzzle_rating": 24}),
+        "puzzle_rating": stats("puzzle_rating", None, 1500, 2000, 24, {"duration": 18, "puzzles": 24}),
+        "duration~2": stats("duration~2", "min", 20, 85, 19, {"lines": 19, "opening": 19}),
+        "lines": stats("lines", None, 4, 32, 19, {"duration~2": 19, "opening": 19}),
+        "opening": stats("opening", None, None, None, 19, {"duration~2": 19, "lines": 19}, kind="text"),
+    }
+    s = {k: replace(v, text=(1.0, 0.3, 0.0)) for k, v in s.items()}  # every round reads alike
+    names = frozenset({"najdorf", "caro-kann", "catalan", "london system"})
+    s["variation"] = replace(s["variation"], values=names)
+    s["opening"] = replace(s["opening"], values=names | {"king's indian"})
+    got = {(m.source, m.target) for m in plan_merges(s, lambda a, b: 1.0 if a == b else 0.4)}
+    assert got == {("session_duration", "duration~2"), ("variations", "lines"), ("variation", "opening")}, got
+    # without the photos' openings, the text openings pair with the puzzles as before
+    s["opening"] = replace(s["opening"], values=frozenset({"north", "south", "east"}))
+    got = {(m.source, m.target) for m in plan_merges(s, lambda a, b: 1.0 if a == b else 0.4)}
+    assert ("variations", "lines") not in got

@@ -906,3 +906,10 @@ def test_an_abbreviated_label_after_a_value_keeps_its_period_and_its_last_word()
     # a period after a clause's word still ends it when no value comes right before
     d = by_attr(ex("Fed the fish seven times. feed amount 7.5 g", "Ok."))
     assert d["feed_amount"].number == 7.5
+
+
+def test_an_abbreviation_period_inside_a_list_of_readings_does_not_end_it():
+    # "gs." abbreviates geese: "Ducks at 16" is still an item of the list, not a time of day
+    d = by_attr(ex("Waterbirds on the lake. Ducks at 16, gs. came in at 3 and Temp: 12.1 C.", "Logged."))
+    assert d["ducks"].number == 16 and d["gs"].number == 3 and d["temp"].number == 12.1
+    assert not ex("Meeting at 16, then lunch.", "Ok.")  # alone, "at 16" is a time

@@ -445,9 +445,11 @@ def _proper_noun(text: str, w: str, pos: int) -> bool:
 def _record_list(text: str, value: Value, values: list[Value]) -> bool:
     """True when `value` is an item of a list of measurements: its sentence has a colon before it, or another
     value with a unit ("Study last night: 2.3 h, ..., quiz score 78"; not "Room 204, gate 12, flight 447")."""
-    ss = max(text.rfind("\n", 0, value.start), max((m.end() - 1 for m in re.finditer(r"[.!?]\s", text[:value.start])),
+    # (a period before a lower-case word abbreviates, as everywhere here: "Ducks at 16, gs. came in at 3")
+    ss = max(text.rfind("\n", 0, value.start), max((m.end() - 1 for m in re.finditer(r"[.!?]\s(?![a-z])",
+                                                                                     text[:value.start])),
                                                   default=-1)) + 1
-    m = re.compile(r"[.!?](?:\s|$)|\n").search(text, value.end)
+    m = re.compile(r"[.!?](?:\s(?![a-z])|$)|\n").search(text, value.end)
     se = m.start() if m else len(text)
     ls = text.rfind("\n", 0, value.start) + 1
     if re.search(r":(?!\d)", text[min(ls, ss):value.start]) or re.search(r"[;—]", text[ss:se]):

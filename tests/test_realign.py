@@ -26,8 +26,6 @@ def unlike_names(a, b):
 
 def with_texts(s, first, text_a, text_b):
     """The stats `s` with round-text vectors: `text_a` for the fields in `first`, `text_b` for the rest."""
-    from dataclasses import replace
-
     return {k: replace(v, text=text_a if k in first else text_b) for k, v in s.items()}
 
 
@@ -253,8 +251,6 @@ def test_three_quantities_pairing_by_kind_unit_and_range_need_no_name_evidence_w
 def test_same_shapes_whose_typical_values_differ_in_size_are_two_kinds_of_record():
     # a receipt (total $, tax $, items) and a client's payment (amount $, fee $, days late): the ranges
     # overlap at their ends and the rounds read alike, but a payment is typically ten times a receipt
-    from dataclasses import replace
-
     s = {
         "total": stats("total", "$", 43, 330, 29, {"tax": 25, "items": 18}),
         "tax": stats("tax", "$", 0.9, 29, 25, {"total": 25, "items": 16}),
@@ -462,8 +458,6 @@ def test_a_field_two_desks_of_one_stream_share_anchors_their_join_before_any_spl
 def test_a_text_field_with_the_same_values_beside_each_group_anchors_their_join():
     # a feeder's screen: food (g), count, KIND; the text: feed amount (g), seen, food type. No name is
     # alike, but both text fields hold the same few foods
-    from dataclasses import replace
-
     s = {
         "food": stats("food", "g", 2.7, 11.3, 7, {"count": 5, "kind": 7}),
         "count": stats("count", None, 12, 23, 5, {"food": 5, "kind": 5}),

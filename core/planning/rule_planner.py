@@ -84,6 +84,15 @@ class Decision:
     rare_rounds: tuple[str, ...] = ()
 
 
+def _observed_op(a: Analysis, kind: str) -> str | None:
+    """The operator over values read from rounds instead of a table: the intent's, and for a plain value
+    question a sum when it asks how much / in total, else the latest."""
+    if kind == "value":
+        return "sum" if re.search(r"\bhow\s+(?:much|many)\b|\btotal\b", a.question.lower()) else "latest"
+    return {"aggregate": a.op, "value_sum": "sum", "latest": "latest", "first": "first",
+            "extreme": "max" if a.order != "asc" else "min"}.get(kind)
+
+
 def _meta_words(tables: Sequence[TableMeta]) -> set[str]:
     """Every word the tables' metadata holds: table names and descriptions, column names and aliases,
     text values."""
@@ -490,6 +499,7 @@ class RulePlanner:
         rows = self.builder.row_words(chosen.table_name) if hasattr(self.builder, "row_words") else ()
         records = set(tokens(a.records or "")) | set(tokens(a.how_many_noun or ""))
         reader = getattr(self.builder, "round_observations", None)
+        dim = unit_dimension(col.unit)
         w = rounds = None
         for x in beside:
             if len(x) < 3 or not x.isalpha() or x in MEASURE_ADJECTIVES or x in ASKING_ADJECTIVES or \
@@ -500,21 +510,17 @@ class RulePlanner:
             # a few rounds (fewer than a table needs), holding a number of the column's dimension ("I bought
             # a road bike" holds no distance: the rides on it are still the table's)
             found = self.builder.one_off_rounds(x, chosen.table_name, limit=self.config.theta_s)
-            dim = unit_dimension(col.unit)
             if found and len(found) < self.config.theta_s and reader is not None and any(
                     unit_dimension(r[4]) == dim for r in reader(list(found))):
                 w, rounds = x, found
                 break
         if w is None:
             return None
-        op = {"aggregate": a.op, "value_sum": "sum", "latest": "latest", "first": "first",
-              "extreme": "max" if a.order != "asc" else "min"}.get(a.kind)
-        if a.kind == "value":
-            op = "sum" if re.search(r"\bhow\s+(?:much|many)\b|\btotal\b", a.question.lower()) else "latest"
+        op = _observed_op(a, a.kind)
         note = (f"{w!r} is said only in {len(rounds)} round(s) outside {d.table} ({', '.join(rounds[:5])}): the "
                 f"answer reads their values, not {d.table}.{d.column}")
         return Decision(a, notes=d.notes + (note,), choices=d.choices, retrieval="semantic", rare=(w,), rare_op=op,
-                        rare_dim=unit_dimension(col.unit), rare_rounds=rounds, reader=reader)
+                        rare_dim=dim, rare_rounds=rounds, reader=reader)
 
     def _column_of_rows(self, a: Analysis, numeric: list[ColumnChoice], tables: list[TableMeta],
                         like: ColumnChoice | None = None) -> ColumnChoice | None:
@@ -724,10 +730,7 @@ class RulePlanner:
             dim = self._asked_dimension(a)
             rare = self._rare_attributes(a, a.target_text, tables, dim)
             if rare:
-                op = {"aggregate": a.op, "value_sum": "sum", "latest": "latest", "first": "first",
-                      "extreme": "max" if a.order != "asc" else "min"}.get(kind)
-                if kind == "value":
-                    op = "sum" if re.search(r"\bhow\s+(?:much|many)\b|\btotal\b", a.question.lower()) else "latest"
+                op = _observed_op(a, kind)
                 notes.append(f"no table holds {' / '.join(rare)}; the answer reads the observations of the "
                              f"retrieved rounds and computes {op} over the values found there")
                 if best is not None:

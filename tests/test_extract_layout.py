@@ -164,3 +164,10 @@ def test_printed_captions_over_values_are_never_a_key_and_its_text():
     # read as three boxes, the same captions name their values
     d = _ocr("Feeder Cam\nSPECIES SEEN | BIRDS | COUNT TIME (mins)\n16 | 49 | 51")
     assert d["species_seen"].number == 16 and d["birds"].number == 49 and d["count_duration"].number == 51
+
+
+def test_a_number_and_the_noun_it_counts_is_one_value_box_of_a_grid():
+    # "18 days" under "Streak": the box is a value, so the row of values reads under its labels
+    d = _ocr("Lingo app\nPoints | Units | Streak\n86 | 3 | 18 days\nRef 25052997\n6 Feb 2026")
+    assert d["points"].number == 86 and d["units"].number == 3 and d["streak"].number == 18
+    assert "days" not in d

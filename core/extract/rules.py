@@ -1572,6 +1572,10 @@ def _cells(text: str, values: list[Value]) -> list[list[_Cell]]:
                 rest = rest[: v.start - s] + rest[v.end - s:]
             rest_words = re.findall(r"[A-Za-z]{2,}", rest)
             is_value = len(vs) == 1 and not rest_words and not vs[0].ordinal and not re.search(r"\w[:=]\s*$", rest)
+            # a number and the noun it counts ("18 days", "4 eps" under "Streak | Episodes"): a value box too
+            counted = len(vs) == 1 and vs[0].kind == "number" and vs[0].unit is None and not vs[0].ordinal \
+                and len(rest_words) == 1 and re.fullmatch(r"[A-Za-z]+\.?", seg[vs[0].end - s:].strip()) is not None
+            is_value = is_value or counted
             # a label cell: words and no value, or values only inside parentheses ("Tax (21%)", "Items (3)")
             # or between words ("Zone 2 temp"); digits inside words are fine ("CO2", "PM2.5")
             inner = all(re.search(r"\([^()]*$", line[:v.start - offset]) or (

@@ -152,10 +152,14 @@ def _fit(a: FieldStats, b: FieldStats) -> bool:
 
 
 def _bare_per(u: str | None, v: str | None) -> bool:
-    """One unit is a rate whose amount was not printed and the other the same rate with it ("1.651/L" in
-    the text, "1.924 EUR/L" on the pump's receipt): compared as they are, without conversion."""
-    if not u or not v or u == v or "/" not in u or "/" not in v:
+    """One unit is a rate with a part not printed and the other the same rate in full: its amount missing
+    ("1.651/L" in the text, "1.924 EUR/L" on the pump's receipt) or what it is per ("PPL 1.819 €" on
+    one receipt, "1.722 €/L" in the text): compared as they are, without conversion."""
+    if not u or not v or u == v:
         return False
+    if "/" not in u or "/" not in v:
+        rate, bare = (u, v) if "/" in u else (v, u)
+        return "/" in rate and rate.split("/", 1)[0] == bare
     return (u.startswith("/") or v.startswith("/")) and u.split("/", 1)[1] == v.split("/", 1)[1]
 
 

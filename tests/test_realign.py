@@ -500,6 +500,28 @@ def test_a_rate_printed_without_its_amount_pairs_with_the_same_rate_with_it():
     assert plan_merges(s, lambda a, b: 1.0 if a == b else 0.4) == []
 
 
+def test_a_rate_printed_without_what_it_is_per_pairs_with_the_same_rate_in_full():
+    # one receipt prints "PPL 1.819 €" (per litre, in its label only), the text says "1.722 €/L";
+    # both beside an odometer reading, an amount and a volume
+    s = {
+        "unit_price": stats("unit_price", "€/L", 1.55, 1.95, 25, {"amount": 25, "vol": 20, "odo": 18}),
+        "amount": stats("amount", "€", 39, 103, 25, {"unit_price": 25, "vol": 20, "odo": 18}),
+        "vol": stats("vol", "L", 22, 58, 20, {"unit_price": 20, "amount": 20, "odo": 15}),
+        "ppl": stats("ppl", "€", 1.56, 1.90, 7, {"total": 7, "volume": 7, "odo": 6}),
+        "total": stats("total", "€", 47, 107, 7, {"ppl": 7, "volume": 7, "odo": 6}),
+        "volume": stats("volume", "L", 22, 58, 7, {"ppl": 7, "total": 7, "odo": 6}),
+        "odo": stats("odo", "km", 84000, 98000, 24, {"unit_price": 18, "amount": 18, "vol": 15, "ppl": 6,
+                                                     "total": 6, "volume": 6}),
+    }
+    similar = lambda a, b: 1.0 if a == b else {frozenset({"amount", "total"}): 0.68,  # noqa: E731
+                                              frozenset({"vol", "volume"}): 0.9}.get(frozenset({a, b}), 0.1)
+    got = {(m.source, m.target) for m in plan_merges(s, similar)}
+    assert got == {("ppl", "unit_price"), ("total", "amount"), ("volume", "vol")}
+    # a sum in € is not the rate in €/L: its range is another
+    s["ppl"] = replace(s["ppl"], vmin=40.0, vmax=95.0)
+    assert ("ppl", "unit_price") not in {(m.source, m.target) for m in plan_merges(s, similar)}
+
+
 def test_of_two_groups_one_kind_pairs_with_the_one_a_text_field_of_the_same_values_anchors_wins():
     # openings told in text ("session 50 min, 14 variations, variation: Najdorf") pair by shape with the
     # puzzles (duration, puzzles) and with the openings' photos (duration, lines, opening): the photos print

@@ -26,7 +26,7 @@ T0 = datetime(2025, 9, 1, 10, 0)
 LOANS = [dict(fee=0.5 * (i % 4), pages=float(180 + 37 * i % 260), time=T0 + timedelta(days=3 * i, hours=1))
          for i in range(9)]
 GROCERIES = [dict(price=12.0 + 3.5 * (i % 5), rate=1.2 + 0.45 * (i % 6), weight=2.0 + 0.7 * (i % 3),
-                  time=T0 + timedelta(days=2 * i, hours=6)) for i in range(13)]
+                  delivery=2.0 + 0.5 * (i % 4), time=T0 + timedelta(days=2 * i, hours=6)) for i in range(13)]
 REPAIRS = [dict(total=30.0 + 11.0 * (i % 5), parts=float(1 + i % 4), bike=("Bike A", "Bike B")[i % 2],
                 kind=("brakes", "chain", "gears")[i % 3], job="Kind " + ("brakes", "chain", "gears")[i % 3],
                 time=T0 + timedelta(days=5 * i, hours=3)) for i in range(7)]
@@ -35,10 +35,11 @@ TABLES = {
     "fee_log": ("One row per fee record: fee (€), pages.",
                 [("fee", "DOUBLE", "€", ("Late fee", "Price")), ("pages", "DOUBLE", None, ("Pages",))], LOANS,
                 lambda r: f"Returned my library loan today. Late fee {r['fee']} €, the book had {r['pages']:g} pages."),
-    "rate_log": ("One row per rate record: price (€), rate (€/kg), weight (kg).",
-                 [("price", "DOUBLE", "€", ("Price",)), ("rate", "DOUBLE", "€/kg", ("Rate",)),
-                  ("weight", "DOUBLE", "kg", ("Weight",))], GROCERIES,
-                 lambda r: f"Grocery run done: paid {r['price']} €, {r['rate']} €/kg, {r['weight']} kg in the bag."),
+    "rate_log": ("One row per rate record: delivery (€), price (€), rate (€/kg), weight (kg).",
+                 [("delivery", "DOUBLE", "€", ("Delivery",)), ("price", "DOUBLE", "€", ("Price",)),
+                  ("rate", "DOUBLE", "€/kg", ("Rate",)), ("weight", "DOUBLE", "kg", ("Weight",))], GROCERIES,
+                 lambda r: f"Grocery run done: paid {r['price']} €, {r['rate']} €/kg, {r['weight']} kg in the bag, "
+                           f"delivery {r['delivery']} €."),
     "total_log": ("One row per total record: total (€), parts.",
                   [("total", "DOUBLE", "€", ("Total",)), ("parts", "DOUBLE", None, ("Parts",)),
                    ("bike", "VARCHAR", None, ("Bike",)), ("kind", "VARCHAR", None, ("Kind",)),
@@ -223,9 +224,14 @@ def test_a_quantity_named_only_by_its_rows_is_the_tables_amount(engine):
     # an adjective of measure picks the column of its dimension (not rate_log's namesake "rate")
     s = _step(engine.ask("How heavy were my grocery runs in total?"))
     assert _call(s) == ("rate_log", "weight", "sum")
-    # "my average total" over records whose table names no column so: what they came to in money
+    # "my average total" over records whose table names no column so: what they came to in money, the
+    # largest of their sums of money (the delivery charge beside it is a part of it)
     s = _step(engine.ask("What was the mean total across all my grocery runs?"))
     assert _call(s) == ("rate_log", "price", "avg")
+    # one record named by an ordinal has a total: its value, not a sum of records
+    s = _step(engine.ask("What total did my last grocery run show?"))
+    assert (s.args.get("table"), s.args.get("target_column_expression")) == ("rate_log", "price")
+    assert s.value["value"] == pytest.approx(max(GROCERIES, key=lambda r: r["time"])["price"])
     # words no table's rounds use still name nothing: retrieval, and a refusal here
     t = engine.ask("How much did my boat trips come to in total?")
     assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" for s in t.steps)
@@ -235,7 +241,8 @@ def test_a_quantity_named_only_by_its_rows_is_the_tables_amount(engine):
 
 
 def test_a_condition_is_read_in_the_measured_rows_table(engine):
-    # "cost" names no column; of the € columns, the grocery runs' own (price) is the one their weight is filtered on
+    # "cost" names no column; of the € columns, the grocery runs' own is the one their weight is filtered on, and
+    # of theirs the price, some of whose values are over 20 € (no delivery charge is)
     t = engine.ask("When the cost was over 20 €, what was my average weight?")
     s = _step(t)
     assert _call(s) == ("rate_log", "weight", "avg")

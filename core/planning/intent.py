@@ -436,7 +436,12 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
         # planner decides from the noun once it knows the columns and units (kind "how_many")
         return Analysis(kind="how_many", op="sum", target_text=target(_SUM, once=True), how_many_noun=how_noun, **common)
     # "the first total", "my latest sum": an ordinal names which record; "total" is the quantity's name
-    ordinal_total = re.search(r"\b(?:first|earliest|initial|latest|last|most\s+recent)\s+(?:total|sum)\b", low)
+    ordinal_total = re.search(r"\b(?:first|earliest|initial|latest|last|most\s+recent)\s+(?:total|sum)\b", low) or (
+        # "what total did my last order show", "the total of my first expense": one record, named by an
+        # ordinal, has a total; only "in total", "altogether" or a sum of records adds
+        re.search(r"\b(?:the|my|our)\s+(?:first|earliest|initial|latest|last|most\s+recent)\s+(?!(?:\d+|two|three|four|"
+                  r"five|six|seven|eight|nine|ten|few|several|couple)\b)[a-z-]+\b(?<!s)", said)
+        and not re.search(r"\bin total\b|\baltogether\b|\bcombined\b|\bsum\b|\bcumulative", said))
     if re.search(_SUM, low) and not ordinal_total:
         return Analysis(kind="aggregate", op="sum", target_text=target(_SUM, once=True), how_many_noun=how_noun, **common)
     if re.search(_FIRST, low) and not re.search(r"\bfirst\s+(?:time|day)\s+(?:i|we)\b", low):

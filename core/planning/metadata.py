@@ -53,6 +53,9 @@ class ColumnMeta:
     # (`field_aliases`) and the labels as written in the rounds (`observations.label`), most used first
     aliases: tuple[str, ...] = ()
     n_values: int | None = None  # rows where the column is not null
+    median: float | None = None  # the typical value of a number column (None: text, or no values)
+    low: float | None = None  # its smallest and largest values
+    high: float | None = None
 
     def text(self) -> str:
         """Column metadata as one line of text (for matching a question to a column)."""
@@ -210,13 +213,18 @@ def load_catalog(con: duckdb.DuckDBPyConnection, samples: int = 3) -> dict[str, 
                 if dtype == "VARCHAR" and cname not in BASE_COLUMNS and len(vals) <= CATEGORY_LIMIT:
                     cats = tuple(str(v[0]) for v in vals)
                     counts = tuple(int(v[1]) for v in vals)
+            median = low = high = None
+            if dtype == "DOUBLE" and cname not in BASE_COLUMNS and filled.get(cname):
+                median, low, high = (float(x) if x is not None else None for x in con.execute(
+                    f"SELECT median({cident}), min({cident}), max({cident}) FROM {ident}").fetchone())
             cols.append(ColumnMeta(
                 name=cname, dtype=dtype, unit=d.get("unit") or None, description=d.get("description") or "",
                 samples=sample_vals, categories=cats, category_counts=counts, base=cname in BASE_COLUMNS,
                 # (by the column's field: "temp" of a second kind of record holds the field temp~2, whose
                 # other names are its own, "oven temp", not those of the field called temp)
                 aliases=aliases.get(str(d.get("attribute") or cname), ()) if cname not in BASE_COLUMNS else (),
-                n_values=int(filled.get(cname) or 0)))
+                n_values=int(filled.get(cname) or 0), median=median, low=low,
+                high=high))
         out[name] = TableMeta(table_name=name, description=desc or "", columns=tuple(cols), n_rows=int(n_rows),
                               schema_id=sid)
     return out

@@ -27,7 +27,7 @@ from .columns import (
 )
 from .context import PlanningContext
 from .intent import _FIRST, _LATEST, Analysis, Condition, analyze
-from .metadata import TableMeta
+from .metadata import ColumnMeta, TableMeta
 from .scoring import stem, tokens
 from .shape import strip_instructions
 from .tools import ANALYTIC_TOOLS, ToolResult
@@ -82,6 +82,14 @@ class Decision:
     reader: Callable | None = field(default=None, compare=False, repr=False)
     # a thing said of in a few rounds outside every table ("a grain mill"): those rounds, read instead
     rare_rounds: tuple[str, ...] = ()
+
+
+def _threshold_inside(c: Condition, col: ColumnMeta) -> bool:
+    """The condition's number (in the column's unit) lies between the column's smallest and largest values."""
+    if c.number is None or col.low is None or col.high is None:
+        return False
+    v = convert(c.number, c.unit, col.unit) if c.unit and col.unit else c.number
+    return v is not None and col.low < v < col.high
 
 
 def _observed_op(a: Analysis, kind: str) -> str | None:
@@ -386,6 +394,13 @@ class RulePlanner:
                                                      self.embed, self.encode_query, self.config.lambda_meta,
                                                      table_prior=prior, dimension=dim)
                           if (ch.table, ch.column) in names]
+                if len(ranked) > 1 and ranked[0].overlap <= 1:
+                    # no word names one of them ("when the cost was over 20 €" beside a price and a delivery
+                    # charge): the one some of whose records are over the threshold and some not
+                    meta = {(t.table_name, col.name): col for t, col in by_unit}
+                    inside = [ch for ch in ranked if _threshold_inside(c, meta[(ch.table, ch.column)])]
+                    if inside:
+                        ranked = inside
                 return ranked[0] if ranked else None
         ranked = match_columns(f"{c.context} {c.unit or ''}", tables, self.embed, self.encode_query,
                                self.config.lambda_meta, table_prior=prior)
@@ -553,6 +568,9 @@ class RulePlanner:
         total = bool(re.search(r"\btotal\b", a.target_text or "")) and a.op != "sum"
         implied = implied_dimension(low)  # "bake time": a duration
         tw = set(table_words(table))
+        # a record's total is at least any of its parts: of its sums of money, "the order total" is the largest
+        # typical one (the amount, not the postage or the tax beside it)
+        medians = {c.name: c.median for t in tables if t.table_name == table for c in t.columns}
 
         def rank(k_c):
             k, c = k_c
@@ -562,7 +580,8 @@ class RulePlanner:
             # (`like`: a column elsewhere close in meaning says what kind of quantity is meant: "humidity"
             # near a soil moisture in % is the checks' RH in %, not their temperature)
             alike = like is not None and like.dimension is not None and c.dimension == like.dimension
-            return (not amount, not (implied and c.dimension == implied), not alike, not named, k)
+            largest = -(medians.get(c.column) or 0.0) if total and amount else 0.0
+            return (not amount, not (implied and c.dimension == implied), not alike, not named, largest, k)
         keys = [rank(kc)[:-1] for kc in enumerate(cands)]
         if len(cands) > 1 and len(set(keys)) == 1:
             return None  # nothing says which of its quantities is meant ("my average sold": units? left over?)

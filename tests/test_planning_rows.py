@@ -274,6 +274,29 @@ def test_a_column_named_by_the_initials_of_the_question_words():
     assert (ranked[0].table, ranked[0].column) == ("layer_log", "layer") and ranked[0].supported
 
 
+def test_a_noun_of_measure_says_the_dimension_of_the_quantity():
+    import numpy as np
+
+    from core.planning.columns import match_columns
+    from core.planning.metadata import ColumnMeta, TableMeta
+
+    # an encoder that finds the count of layers a little closer to the words than the layer in mm
+    def embed(texts):
+        return np.asarray([[1.0, 0.0] if "layers" in t else [0.95, 0.312] for t in texts])
+    enc = (embed, lambda q: np.asarray([1.0, 0.0]), DEFAULT.lambda_meta)
+    # "layers" counts a resin print's layers; "layer" is a print's layer in mm: a height is a length
+    tables = [TableMeta("layers_log", "One row per layers record: layers, resin (mL).",
+                        (ColumnMeta("layers", "DOUBLE"), ColumnMeta("resin", "DOUBLE", "mL")), 9),
+              TableMeta("filament_log", "One row per filament record: layer (mm), filament (g).",
+                        (ColumnMeta("layer", "DOUBLE", "mm"), ColumnMeta("filament", "DOUBLE", "g")), 9)]
+    for q in ("maximum layer height", "my most recent layer height"):
+        top = match_columns(q, tables, *enc)[0]
+        assert (top.table, top.column) == ("filament_log", "layer"), q
+    # the count is still what "how many layers" names
+    top = match_columns("how many layers", tables, *enc)[0]
+    assert (top.table, top.column) == ("layers_log", "layers")
+
+
 def test_a_column_naming_every_word_of_the_phrase_before_one_naming_its_head():
     import numpy as np
 

@@ -37,6 +37,9 @@ MEASURE_ADJECTIVES = {
     "expensive": "currency", "cheap": "currency", "cost": "currency", "pay": "currency", "paid": "currency",
     "spend": "currency", "spent": "currency", "money": "currency", "price": "currency",
     "loud": "level", "big": None, "large": None, "small": None,
+    # nouns of measure: "layer height" is a length whatever the layer is ("layers" counts them)
+    "height": "distance", "tall": "distance", "depth": "distance", "deep": "distance", "width": "distance",
+    "wide": "distance", "thick": "distance", "thickness": "distance", "weight": "mass",
 }
 # a speed adjective speaks of any rate: "how fast was my pulse" (bpm), "fastest pace" (min/km)
 RELATED_DIMENSIONS = {"speed": ("rate", "pace", "frequency")}

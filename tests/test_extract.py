@@ -748,6 +748,11 @@ def test_number_words_and_copulas_need_a_record_shape(text):
      {"water_used": (0.093, "m³"), "meter": (363.44, "m³"), "max_flow": (13.1, "L/min")}),
     ("Did a water change. Volume changed: 26.2 litres, change % at 32 pct and Dechlor: 3ml.",
      {"volume_changed": (26.2, "L"), "change": (32.0, "%"), "dechlor": (3.0, "mL")}),
+    # a rate per a number of units printed with a space; a number glued to its unit is read whole
+    ("Drove to the coast. Consumption: 6.2 L/100 km and distance 212 km.",
+     {"consumption": (6.2, "L/100km"), "distance": (212.0, "km")}),
+    ("Drove home. Consumption: 7.9l/100 km, distance 88 km.",
+     {"consumption": (7.9, "L/100km"), "distance": (88.0, "km")}),
 ])
 def test_labels_after_values_compound_units_and_participles(text, want):
     d = by_attr(ex(text))

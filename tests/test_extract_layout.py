@@ -171,3 +171,9 @@ def test_a_number_and_the_noun_it_counts_is_one_value_box_of_a_grid():
     d = _ocr("Lingo app\nPoints | Units | Streak\n86 | 3 | 18 days\nRef 25052997\n6 Feb 2026")
     assert d["points"].number == 86 and d["units"].number == 3 and d["streak"].number == 18
     assert "days" not in d
+
+
+def test_a_row_of_values_with_a_rate_per_a_hundred_units_reads_under_its_labels():
+    d = _ocr("Trip computer\nDistance: | Avg cons. | Avg speed: | Duration:\n9.8 KM | 7.9l/100 km | 39kph | 46 mins\nSummary")
+    assert d["avg_cons"].number == 7.9 and d["avg_cons"].unit == "L/100km"
+    assert d["distance"].number == 9.8 and d["avg_speed"].number == 39 and d["duration"].number == 46

@@ -85,7 +85,11 @@ def _patterns(lex: Lexicon) -> list[tuple[str, re.Pattern]]:
     spellings = {u.lower() for u in lex.units if (len(u) > 1 or u.lower() in _SHORT_UNITS or not u.isalnum())
                  and u.lower() not in ("in", "st", "no", "a", "am", "pm")}
     spellings = {s for s in spellings if not any(c in s for c in lex_currency(lex))}
-    alt = "|".join(re.escape(u) for u in sorted(spellings, key=len, reverse=True))
+    def spelled(u: str) -> str:
+        # a rate per a number of units is also printed with a space before the unit ("7.9 l/100 km")
+        m = re.fullmatch(r"(.*/\d+)([a-z].*)", u)
+        return re.escape(m[1]) + r"\s?" + re.escape(m[2]) if m else re.escape(u)
+    alt = "|".join(spelled(u) for u in sorted(spellings, key=len, reverse=True))
     unit_alt = rf"(?:(?:{alt})(?:/(?:{alt}))?|/(?:{alt}))"
     cur = "".join(re.escape(c) for c in lex_currency(lex))
     return [
@@ -108,7 +112,8 @@ def _patterns(lex: Lexicon) -> list[tuple[str, re.Pattern]]:
                                 rf"(?:\s?({unit_alt})(?![\w/]))?", re.I)),
         ("currency", re.compile(rf"([{cur}])\s?((?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?)(k|K)?(?![\w])"
                                 rf"|((?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?)\s?([{cur}])(?![\w])")),
-        ("number", re.compile(rf"(?<![\w.,/:#{cur}])({_NUM})(?:[ \u00a0]?({unit_alt})(?![\w/%])|(?![\w]))", re.I)),
+        # (a number is read whole: "7.9l/…" is never the "7" before its decimals)
+        ("number", re.compile(rf"(?<![\w.,/:#{cur}])({_NUM})(?:[ \u00a0]?({unit_alt})(?![\w/%])|(?![\w]|\.\d))", re.I)),
         # "31d", "2d": a number and one lower-case letter the lexicon has no unit for (the letter of a unit
         # it lacks); a value that needs a label like any bare number ("day streak | 31d")
         ("number_letter", re.compile(r"(?<![\w.,/:#-])(\d{1,4})([b-eijnoqr-wyz])(?![\w'-])")),

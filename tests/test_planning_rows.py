@@ -38,7 +38,7 @@ TABLES = {
     "rate_log": ("One row per rate record: delivery (€), price (€), rate (€/kg), weight (kg).",
                  [("delivery", "DOUBLE", "€", ("Delivery",)), ("price", "DOUBLE", "€", ("Price",)),
                   ("rate", "DOUBLE", "€/kg", ("Rate",)), ("weight", "DOUBLE", "kg", ("Weight",))], GROCERIES,
-                 lambda r: f"Grocery run done: paid {r['price']} €, {r['rate']} €/kg, {r['weight']} kg in the bag, "
+                 lambda r: f"Grocery run done at the shop: paid {r['price']} €, {r['rate']} €/kg, {r['weight']} kg in the bag, "
                            f"delivery {r['delivery']} €."),
     "total_log": ("One row per total record: total (€), parts.",
                   [("total", "DOUBLE", "€", ("Total",)), ("parts", "DOUBLE", None, ("Parts",)),
@@ -398,3 +398,15 @@ def test_records_named_by_a_few_rounds_of_one_table_and_none_of_another_are_its_
     # the same share beside another table that names them too is no evidence
     assert rows_tables({"weight_log": 0.16, "ferm_log": 0.04}) == set()
     assert rows_tables({"weight_log": 0.1, "ferm_log": 0.0}) == set()  # too few to say
+
+
+def test_records_two_tables_rounds_name_are_counted_in_the_one_holding_the_conditions_quantity(engine):
+    # both the grocery runs and the tune-ups are done "at the shop": a weight in kg is only the runs'
+    t = engine.ask("How many shop visits had a total over 3 kg?")
+    s = _step(t)
+    assert _call(s) == ("rate_log", "*", "count")
+    assert any("only rate_log holds the condition's quantity" in n for n in t.plan.notes), t.plan.notes
+    assert s.value["value"] == sum(1 for r in GROCERIES if r["weight"] > 3)
+    s = _step(engine.ask("How many shop visits had more than 2 parts?"))
+    assert _call(s) == ("total_log", "*", "count")
+    assert s.value["value"] == sum(1 for r in REPAIRS if r["parts"] > 2)

@@ -356,10 +356,13 @@ class RulePlanner:
             return f"rank {d.table} rows by {col} ({d.order})"
         return f"select matching rows of {d.table}"
 
-    def _condition_filters(self, a: Analysis, tables: list[TableMeta], prior: dict) -> list[tuple[str, dict]]:
+    def _condition_filters(self, a: Analysis, tables: list[TableMeta], prior: dict,
+                           strict: bool = False) -> list[tuple[str, dict]]:
+        """A filter per condition that some column of `tables` can take (conditions that none can are left
+        out). `strict`: a condition in a unit of a dimension only on a column of that dimension."""
         out = []
         for c in a.conditions:
-            choice = self._condition_column(c, tables, prior)
+            choice = self._condition_column(c, tables, prior, strict)
             if choice is not None:
                 col = next(col for t in tables if t.table_name == choice.table for col in t.columns
                            if col.name == choice.column)
@@ -369,7 +372,8 @@ class RulePlanner:
                                            "value": round(value, 6) if value is not None else c.number}))
         return out
 
-    def _condition_column(self, c: Condition, tables: list[TableMeta], prior: dict) -> ColumnChoice | None:
+    def _condition_column(self, c: Condition, tables: list[TableMeta], prior: dict,
+                          strict: bool = False) -> ColumnChoice | None:
         dim = unit_dimension(c.unit)
         if c.unit:
             u = stem(c.unit.lower())
@@ -382,6 +386,8 @@ class RulePlanner:
             if not by_unit:
                 by_unit = [(t, col) for t in tables for col in t.attribute_columns()
                            if col.dtype == "DOUBLE" and (u in unit_tokens(col.unit) or u in set(tokens(col.name)))]
+            if not by_unit and dim is not None and strict:
+                return None  # "below 0.2 mm" is on a length: not on a count of layers beside it
             if len(by_unit) == 1:
                 t, col = by_unit[0]
                 return ColumnChoice(t.table_name, col.name, 1.0, 1.0, 1.0, 1, True)
@@ -792,6 +798,17 @@ class RulePlanner:
                             or c.context) for c in a.conditions))
                 own = self._condition_filters(bare, [t for t in tables if t.table_name == counted], prior) \
                     if counted else []
+                # the records may be the rows of several tables ("print jobs": the rounds of filament prints and
+                # of resin prints both say "print"): the one whose columns take the conditions in their units
+                of_rows = sorted(rows_tables(self._rows_about(self._counted_phrase(a), tables)))
+                if counted in of_rows and len(of_rows) > 1:
+                    fits = [(t, f) for t, f in ((t, self._condition_filters(
+                        bare, [x for x in tables if x.table_name == t], prior, strict=True)) for t in
+                        [counted] + [t for t in of_rows if t != counted]) if len(f) == len(a.conditions)]
+                    if fits and fits[0][0] != counted:
+                        notes.append(f"the {self._counted_phrase(a)} are rows of {', '.join(of_rows)}; only "
+                                     f"{fits[0][0]} holds the condition's quantity")
+                        counted, own = fits[0]
                 if counted and len(own) == len(a.conditions) and counted != cond[0][0]:
                     notes.append(f"the {self._counted_phrase(a)} are rows of {counted}: conditions read there")
                     cond = own

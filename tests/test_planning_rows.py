@@ -297,6 +297,29 @@ def test_a_noun_of_measure_says_the_dimension_of_the_quantity():
     assert (top.table, top.column) == ("layers_log", "layers")
 
 
+def test_a_two_letter_name_that_begins_the_asked_word_names_it():
+    import numpy as np
+
+    from core.planning.columns import match_columns
+    from core.planning.metadata import ColumnMeta, TableMeta
+
+    # a tyre gauge prints "FR" and "rear tyres"; the encoder finds "rear tyres" closer to "front" (not close)
+    def embed(texts):
+        return np.asarray([[0.4, 0.9165] if "rear" in t else [0.2, 0.98] for t in texts])
+    enc = (embed, lambda q: np.asarray([1.0, 0.0]), DEFAULT.lambda_meta)
+    tables = [TableMeta("tyre_log", "One row per tyre record: fr (bar), rear tyres (bar), tread (mm).",
+                        (ColumnMeta("fr", "DOUBLE", "bar"), ColumnMeta("rear_tyres", "DOUBLE", "bar"),
+                         ColumnMeta("tread", "DOUBLE", "mm")), 9)]
+    ranked = match_columns("front across all my", tables, *enc, records="tyre checks")  # (the rows named apart)
+    assert [ch.column for ch in ranked if ch.supported] == ["fr"]
+    # as a condition's quantity too, before a column only the unit names
+    ranked = match_columns("front", tables, *enc, dimension="pressure")
+    assert max(ranked, key=lambda ch: ch.overlap).column == "fr"
+    # two letters are no abbreviation of a word that is not what is asked
+    ranked = match_columns("mean tread on my free days", tables, *enc)
+    assert [ch.column for ch in ranked if ch.supported] == ["tread"]
+
+
 def test_a_column_naming_every_word_of_the_phrase_before_one_naming_its_head():
     import numpy as np
 

@@ -530,6 +530,21 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
             if w not in SCAFFOLD and w not in all_table_words and w not in MEASURE_ADJECTIVES]
     seq = question_words(text)
     head = next((w for w in reversed(seq) if w not in SCAFFOLD and w not in _FUNCTION_WORDS), None)
+    # the head of what is asked: the last content word before a preposition, the rows' noun left out ("front"
+    # in "mean front across my tyre checks", "tread" in "mean tread on my free days")
+    asked = None
+    for w in seq:
+        if w in _PARTICLES and asked is not None:
+            break
+        if w not in SCAFFOLD and w not in _FUNCTION_WORDS and w not in _PARTICLES and w not in STOP \
+                and not set(tokens(w)) & all_table_words:
+            asked = w
+    if asked and len(asked) >= 4 and asked.isalpha():
+        # a name of two letters that begins the phrase's head word ("FR" on a tyre gauge for "front"): too short
+        # for an abbreviation anywhere else, it names the head of what is asked
+        short = {w for _, c in cands for n in (c.name, *c.aliases) for w in tokens(n)
+                 if len(w) == 2 and w.isalpha() and asked.startswith(w)}
+        qtok, qset, plain = qtok + sorted(short - qset), qset | short, plain | short
     # the embedding sees the content words only: question scaffolding ("which day did I") is noise here
     etext = " ".join(w for w in re.findall(r"[A-Za-z0-9%]+", text) if stem(w.lower()) in qset) or text
     vecs = embed([embed_text(c, t.table_name) for t, c in cands])

@@ -400,6 +400,7 @@ class RulePlanner:
                                                      self.embed, self.encode_query, self.config.lambda_meta,
                                                      table_prior=prior, dimension=dim)
                           if (ch.table, ch.column) in names]
+                ranked.sort(key=lambda ch: -ch.overlap)  # a column the words name before one only its unit does
                 if len(ranked) > 1 and ranked[0].overlap <= 1:
                     # no word names one of them ("when the cost was over 20 €" beside a price and a delivery
                     # charge): the one some of whose records are over the threshold and some not

@@ -116,7 +116,9 @@ def abbreviates(short: str, long: str) -> bool:
 
 
 def _word_match(a: str, b: str) -> bool:
-    return _singular(a) == _singular(b) or abbreviates(a, b) or abbreviates(b, a)
+    # ("Avg speed" on one screen, "Mean speed" on another: spellings of one statistic, the lexicon's)
+    return _singular(a) == _singular(b) or abbreviates(a, b) or abbreviates(b, a) or (
+        a in _lex().average_words and b in _lex().average_words)
 
 
 def _cover(short: list[str], long: list[str]) -> int | None:

@@ -15,7 +15,11 @@ populates the table of schema A, with one row, when k = |R ∩ A| >= 1 and
 half of what it reports belongs to the schema. So a watering report that only
 says "watered 250 ml" is a watering_log row, while a fertilizing round that shares one
 volume attribute with a 4-attribute watering schema is not (1 of 4 in the
-schema, 1 of 3 in the round). Values of the round for the schema's attributes
+schema, 1 of 3 in the round). Of two tables a round populates, one whose attributes in
+the round are fewer than, and among, the other's is left out: a listening round's
+duration and episodes make a listening row, not also a tutor row by its duration
+(`populated`; a table made or evolved later takes such rows from the others). Values
+of the round for the schema's attributes
 fill the row; attributes it did not report are NULL; when one attribute was
 observed several times in a round, the first observation (lowest seq) is used.
 
@@ -124,6 +128,15 @@ def populates(round_attrs: Iterable[str], schema_attrs: Iterable[str]) -> bool:
     r, a = set(round_attrs), set(schema_attrs)
     k = len(r & a)
     return k >= 1 and (2 * k >= len(a) or 2 * k >= len(r))
+
+
+def populated(round_attrs: Iterable[str], schemas: Mapping[object, Iterable[str]]) -> set:
+    """The keys of the schemas a round populates: those the population rule admits, less those whose
+    attributes in the round are fewer than, and among, another admitted schema's (a listening round's
+    duration and episodes make a listening row, not also a tutor row by its duration alone)."""
+    r = set(round_attrs)
+    mine = {k: r & set(a) for k, a in schemas.items() if populates(r, a)}
+    return {k for k, m in mine.items() if not any(m < o for o in mine.values())}
 
 
 # ---------------------------------------------------------------------- values and types
@@ -545,6 +558,7 @@ class Materializer:
             added = self._evolve(table, new, round_order)
             action = "evolved"
         n = self._refill(table, round_order)
+        self._drop_dominated(table, round_order)
         table.description = self._description(table, n)
         self._save_schema(table)
         if action == "created":
@@ -584,8 +598,10 @@ class Materializer:
                 "SELECT round_id, list(DISTINCT attribute) FROM observations "
                 "WHERE round_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY round_id", [ids]).fetchall()}
         out: dict[str, list[str]] = {}
-        for _, t in sorted(self._tables.items()):
-            targets = [rid for rid in ids if attrs.get(rid) and populates(attrs[rid], t.attributes)]
+        schemas = {sid: t.attributes for sid, t in self._tables.items()}
+        keep = {rid: populated(attrs[rid], schemas) for rid in ids if attrs.get(rid)}
+        for sid, t in sorted(self._tables.items()):
+            targets = [rid for rid in ids if sid in keep.get(rid, ())]
             if targets:
                 chosen = set(targets)
                 self._write_rows(t, targets, obs_rows=None if rows is None else [r for r in rows if r[0] in chosen])
@@ -772,17 +788,33 @@ class Materializer:
                                 [Column(c["name"], c["dtype"], c.get("unit")) for c in table.columns], n_rows,
                                 span, mods)
 
-    def _matching(self, attrs: Sequence[str], round_order: int) -> list[str]:
-        """Rounds up to round_order that populate a schema with these attributes (population rule)."""
-        rows = self.con.execute(
-            "SELECT o.round_id, count(DISTINCT o.attribute), "
-            "count(DISTINCT o.attribute) FILTER (WHERE list_contains(?, o.attribute)) "
-            "FROM observations o JOIN rounds r ON r.round_id = o.round_id WHERE r.round_order <= ? "
-            "GROUP BY o.round_id",
-            [list(attrs), round_order],
-        ).fetchall()
-        a = len(set(attrs))
-        return [rid for rid, n_all, k in rows if k >= 1 and (2 * k >= a or 2 * k >= n_all)]
+    def _round_attributes(self, attrs: Sequence[str], round_order: int) -> dict[str, set[str]]:
+        """The attributes of every round up to round_order that reports any of `attrs`."""
+        return {rid: set(a) for rid, a in self.con.execute(
+            "SELECT o.round_id, list(DISTINCT o.attribute) FROM observations o JOIN rounds r "
+            "ON r.round_id = o.round_id WHERE r.round_order <= ? GROUP BY o.round_id "
+            "HAVING count(*) FILTER (WHERE list_contains(?, o.attribute)) > 0",
+            [round_order, list(attrs)]).fetchall()}
+
+    def _matching(self, attrs: Sequence[str], round_order: int, key: object = None) -> list[str]:
+        """Rounds up to round_order that populate a schema with these attributes (population rule, beside
+        the other tables: `key` is this schema's id among them, None for one not yet made)."""
+        schemas = {sid: t.attributes for sid, t in self._tables.items() if sid != key}
+        schemas[key] = tuple(attrs)
+        return [rid for rid, ra in sorted(self._round_attributes(attrs, round_order).items())
+                if key in populated(ra, schemas)]
+
+    def _drop_dominated(self, t: _Table, round_order: int) -> None:
+        """Rows of other tables whose rounds t now describes better (t took more of their attributes) go."""
+        rounds = self._round_attributes(t.attributes, round_order)
+        schemas = {k: x.attributes for k, x in self._tables.items()}
+        for sid, u in sorted(self._tables.items()):
+            if sid == t.schema_id:
+                continue
+            shared = set(u.attributes)
+            gone = [rid for rid, ra in rounds.items() if ra & shared and sid not in populated(ra, schemas)]
+            if gone:
+                self.con.execute(f"DELETE FROM {quote(u.table_name)} WHERE source IN (SELECT unnest(?))", [gone])
 
     def _round_words(self, round_ids: Sequence[str]) -> RoundWords | None:
         """What the table's rounds talk about: words most of them use (scored by share x idf over all
@@ -839,16 +871,7 @@ class Materializer:
 
     def _refill(self, t: _Table, round_order: int) -> int:
         """Rematerialize every row of t from the observations of rounds up to round_order."""
-        attrs = list(t.attributes)
-        rows = self.con.execute(
-            "SELECT o.round_id, count(DISTINCT o.attribute), "
-            "count(DISTINCT o.attribute) FILTER (WHERE list_contains(?, o.attribute)) "
-            "FROM observations o JOIN rounds r ON r.round_id = o.round_id WHERE r.round_order <= ? "
-            "GROUP BY o.round_id",
-            [attrs, round_order],
-        ).fetchall()
-        a = len(set(attrs))
-        matching = [rid for rid, n_all, k in rows if k >= 1 and (2 * k >= a or 2 * k >= n_all)]
+        matching = self._matching(t.attributes, round_order, t.schema_id)
         self.con.execute(f"DELETE FROM {quote(t.table_name)}")
         self._write_rows(t, matching, replace=False)
         return len(matching)

@@ -46,6 +46,9 @@ def test_name_evidence_kinds():
     assert name_evidence("moisture", "soil_moisture")[1] == "a word more or less"
     assert name_evidence("temperture", "temperature")[1] == "similar spelling"
     assert name_evidence("water", "price")[0] == 0.0
+    # "Avg speed" on one screen, "Mean speed" on another: one statistic spelled two ways
+    assert name_evidence("avg_speed", "mean_speed")[0] >= 0.9
+    assert name_evidence("max_speed", "mean_speed")[0] < 0.7
 
 
 # ---------------------------------------------------------------------- the aligner

@@ -10,6 +10,7 @@ from core.errors import LLMError
 from core.induction import InductionStore, attribute_stream, reinduce
 from core.materialize import (
     Materializer,
+    populated,
     populates,
     quote,
     reserved_names,
@@ -71,6 +72,32 @@ def test_population_rule():
     assert populates({"a", "x"}, schema)  # half of the round
     assert not populates({"x"}, schema)
     assert not populates(set(), schema)
+
+
+def test_a_round_populates_the_tables_that_take_most_of_what_it_reports():
+    tutor, listening = {"cost", "duration", "tutor"}, {"duration", "episodes", "language"}
+    assert populated({"duration", "episodes"}, {1: tutor, 2: listening}) == {2}
+    assert populated({"duration", "cost"}, {1: tutor, 2: listening}) == {1}
+    assert populated({"duration"}, {1: tutor, 2: listening}) == {1, 2}  # nothing tells them apart
+    # two records in one round: each table takes its own
+    assert populated({"duration", "cost", "episodes", "language"}, {1: tutor, 2: listening}) == {1, 2}
+
+
+def test_a_table_made_later_takes_the_rounds_it_describes_better_from_an_older_one(store):
+    con = store.con
+    for i in range(1, 4):  # tutor sessions: duration, cost
+        add_round(con, i, [("duration", f"{50 + i} min", 50.0 + i, "min"), ("cost", f"{20 + i}", 20.0 + i, "$")])
+    for i in range(4, 7):  # listening: duration, episodes
+        add_round(con, i, [("duration", f"{30 + i} min", 30.0 + i, "min"), ("episodes", str(i), float(i), None)])
+    m = Materializer(con)
+    tutor = m.apply(1, ("cost", "duration"), 3).schema.table_name
+    assert m.add_rounds([(i, f"S1:R{i}") for i in range(4, 7)]) == {f"S1:R{i}": (tutor,) for i in range(4, 7)}
+    listening = m.apply(2, ("duration", "episodes"), 6).schema.table_name
+    rows = {t: [r[0] for r in con.execute(f"SELECT source FROM {t} ORDER BY round_order").fetchall()]
+            for t in (tutor, listening)}
+    assert rows == {tutor: ["S1:R1", "S1:R2", "S1:R3"], listening: ["S1:R4", "S1:R5", "S1:R6"]}
+    rid = add_round(con, 7, [("duration", "40 min", 40.0, "min"), ("episodes", "2", 2.0, None)])
+    assert m.add_round(7, rid) == (listening,)
 
 
 def test_table_created_typed_with_units_and_backfilled(store):

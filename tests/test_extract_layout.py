@@ -177,3 +177,10 @@ def test_a_row_of_values_with_a_rate_per_a_hundred_units_reads_under_its_labels(
     d = _ocr("Trip computer\nDistance: | Avg cons. | Avg speed: | Duration:\n9.8 KM | 7.9l/100 km | 39kph | 46 mins\nSummary")
     assert d["avg_cons"].number == 7.9 and d["avg_cons"].unit == "L/100km"
     assert d["distance"].number == 9.8 and d["avg_speed"].number == 39 and d["duration"].number == 46
+
+
+def test_a_currency_sign_in_a_box_of_its_own_before_the_number_is_the_numbers_unit():
+    d = _ocr("0ffice Depot\nRef 48397024\nTOTAL: | $ | 319.04\nVAT: | 15.58USD\nPieces: | 6\nTHANK YOU")
+    assert d["total"].number == 319.04 and d["total"].unit == "$"
+    assert d["vat"].number == 15.58 and d["pieces"].number == 6
+    assert [o for o in d.values() if o.number == 319.04] == [d["total"]]  # the number is read once

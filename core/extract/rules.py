@@ -1546,6 +1546,7 @@ class _Cell:
     values: tuple[Value, ...]
     is_label: bool  # letters only, no value
     is_value: bool  # one value and (almost) nothing else
+    absorbs: tuple[int, ...] = ()  # starts of the scanned values this cell's value stands for
 
 
 _CELL_SPLIT = re.compile(r"\s*\|\s*|\t+|\s{2,}")
@@ -1591,9 +1592,26 @@ def _cells(text: str, values: list[Value]) -> list[list[_Cell]]:
                 and len(re.sub(r"\([^()]*\)", " ", seg).split()) <= 6 \
                 and not re.search(r"\w[:=]\s*\S", seg)
             row.append(_Cell(seg, s, vs, is_label, is_value))
-        rows.append(row)
+        rows.append(_currency_boxes(text, row))
         offset += len(line) + 1
     return rows
+
+
+def _currency_boxes(text: str, row: list[_Cell]) -> list[_Cell]:
+    """A currency sign OCR read as a box of its own before its number ("TOTAL: | $ | 319.04") joins the
+    number's box: one value in that currency, spanning both."""
+    out: list[_Cell] = []
+    for c in row:
+        prev = out[-1] if out else None
+        if prev is not None and not prev.values and len(prev.text) == 1 and prev.text in lex_currency(active_lexicon()) \
+                and c.is_value and c.values[0].kind == "number" and c.values[0].unit is None:
+            v = c.values[0]
+            raw = text[prev.start:v.end]
+            merged = Value(prev.start, v.end, raw, "number", v.number, parse_unit(prev.text))
+            out[-1] = _Cell(raw, prev.start, (merged,), False, True, (v.start,))
+            continue
+        out.append(c)
+    return out
 
 
 def _unit_cells(rows: list[list[_Cell]]) -> dict[int, tuple[int, str]]:
@@ -1653,6 +1671,7 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
             fs = [f] if f else []
         if fs:
             used.add(v.start)
+            used.update(value_cell.absorbs)
             labels_used.add(label_cell.start)
             used.update(x.start for x in label_cell.values)  # "Zone 2 temp": the 2 belongs to the label
             out.extend(fs)

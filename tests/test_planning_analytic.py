@@ -47,6 +47,10 @@ def test_conditions_read_numbers_units_and_or_more(question, op, number, unit):
 def test_condition_context_is_its_own_clause():
     c = find_conditions("On nights with a resting heart rate of 60 bpm or more, how much deep sleep did I get?")[0]
     assert "resting heart rate" in c.context and "deep" not in c.context
+    # a leading "when ..." clause holds the condition's quantity, not what is asked
+    a = analyze("When the tax was over 14.74 USD, what was my mean total?", NOW, FIRST)
+    assert a.kind == "aggregate" and a.op == "avg" and "tax" not in a.target_text and "total" in a.target_text
+    assert a.conditions[0].number == 14.74 and "tax" in a.conditions[0].context
 
 
 @pytest.mark.parametrize("value,frm,to,expected", [

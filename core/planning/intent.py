@@ -349,6 +349,12 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
     conditions = tuple(find_conditions(rest))
     for c in conditions:
         rest = _remove(rest, c.phrase)
+    if conditions:
+        # "When the tax was over 14.74 USD, what was my mean total?": the clause before the comma held the
+        # condition; what is asked comes after it
+        m = re.match(r"\s*(?:when|whenever|if|on days when|on days where)\b([^,?]*),\s*(?=\S)", rest, re.I)
+        if m and any(c.context and c.context.lower() in m[1].lower() for c in conditions):
+            rest = rest[m.end():]
     low = rest.lower()
     said = low  # as asked, before a records phrase is taken out ("which language did my listening session have")
     qlow = q.lower()

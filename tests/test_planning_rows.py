@@ -433,3 +433,12 @@ def test_records_two_tables_rounds_name_are_counted_in_the_one_holding_the_condi
     s = _step(engine.ask("How many shop visits had more than 2 parts?"))
     assert _call(s) == ("total_log", "*", "count")
     assert s.value["value"] == sum(1 for r in REPAIRS if r["parts"] > 2)
+
+
+def test_a_word_that_names_a_unit_dimension_is_read_as_that_dimension():
+    from core.planning.columns import named_dimension
+
+    assert named_dimension("average flow temp") == "temperature"
+    assert named_dimension("total charge duration") == "duration"
+    assert named_dimension("mean flow") is None
+    assert named_dimension("my water used") is None

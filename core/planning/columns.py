@@ -329,6 +329,19 @@ def implied_dimension(text: str) -> str | None:
     return next((MEASURE_ADJECTIVES[w] for w in re.findall(r"[a-z]+", low) if MEASURE_ADJECTIVES.get(w)), None)
 
 
+def named_dimension(text: str) -> str | None:
+    """The unit dimension a word of the phrase names by its name or an abbreviation of it ("flow temp":
+    temperature, "charge duration": duration); None when none does. Dimensions are the unit table's."""
+    from ..extract.normalize import active_lexicon
+
+    dims = {d for (_u, d, _f) in active_lexicon().units.values() if "_" not in d}
+    for w in reversed(re.findall(r"[a-z]+", text.lower())):
+        for d in dims:
+            if w == d or (len(w) >= 4 and abbreviates(w, d)):
+                return d
+    return None
+
+
 _PARTICLES = frozenset("up down out off over back in on at to by of for from with than and or per across among "
                        "during since after before between through within into throughout about around under "
                        "above below like versus vs when while where".split())

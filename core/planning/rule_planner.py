@@ -22,7 +22,7 @@ import numpy as np
 
 from ..config import Config
 from .columns import (
-    MEASURE_ADJECTIVES, SCAFFOLD, ColumnChoice, rows_about, rows_tables, abbreviates, implied_dimension, asked_units, description_words, convert, match_categories, match_columns, name_tokens,
+    MEASURE_ADJECTIVES, SCAFFOLD, ColumnChoice, named_dimension, rows_about, rows_tables, abbreviates, implied_dimension, asked_units, description_words, convert, match_categories, match_columns, name_tokens,
     phrase_words, question_words, record_noun, table_words, unit_dimension, unit_info, unit_tokens,
 )
 from .context import PlanningContext
@@ -739,8 +739,12 @@ class RulePlanner:
             # a column chosen by meaning alone ("soil moisture" for "humidity") in one table, while the
             # question's word is said in the rounds of another ("Humidity check: RH 58 %"): that table's
             of_rows = self._column_of_rows(a, numeric, tables, like=best)
+            # (not when the phrase names the dimension best measures and of_rows' does not: "flow temp" is a
+            # temperature, whatever else the rounds that say "flow" hold)
+            said_dim = named_dimension(a.target_text or "")
             if of_rows is not None and of_rows.table != best.table and not any(
-                    c.overlap > 0 and c.supported for c in numeric):
+                    c.overlap > 0 and c.supported for c in numeric) and not (
+                    said_dim and best.dimension == said_dim and of_rows.dimension != said_dim):
                 notes.append(f"{best.table}.{best.column} only by meaning; the rounds of {of_rows.table} say "
                              f"{' '.join(phrase_words(a.target_text or ''))!r}: {of_rows.column}")
                 best = replace(of_rows, supported=True)

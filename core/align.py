@@ -75,7 +75,7 @@ FEW_VALUES = 3  # a field with fewer values than this has no range to judge a ne
 COMPANION_SHARE = 0.25  # a field g is f's usual companion when it was in >= 25% of f's rounds
 SLOT_SHARE = 0.5  # a field is a place to fill beside p when it was in >= half of p's rounds
 SENSE_MARK = "~"  # "duration~2": the field "duration" of a second kind of record (its column is "duration")
-MAX_SENSES = 3
+MAX_SENSES = 5  # a quantity as generic as a duration is a field of each of several kinds of record
 SLOT_NAME = 0.55  # name evidence a value gets for filling the one such place (structure, no spelling)
 SLOT_COSINE = 0.35  # below this label similarity two names are unlike (MiniLM: "hydration"/"rise" 0.25,
 #                     "rest duration"/"proof duration" 0.5, "precipitation"/"rainfall" 0.83)

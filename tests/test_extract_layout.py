@@ -184,3 +184,9 @@ def test_a_currency_sign_in_a_box_of_its_own_before_the_number_is_the_numbers_un
     assert d["total"].number == 319.04 and d["total"].unit == "$"
     assert d["vat"].number == 15.58 and d["pieces"].number == 6
     assert [o for o in d.values() if o.number == 319.04] == [d["total"]]  # the number is read once
+
+
+def test_a_text_value_under_its_label_in_a_column_of_labels_over_values():
+    d = _ocr("FishFeeder\nFlakes\n11.1 gr\nKind\nbrine shrimp\nSeen\n10\nToday")
+    assert d["flakes"].number == 11.1 and d["seen"].number == 10
+    assert d["kind"].raw_value == "brine shrimp" and d["kind"].value_kind == "text"

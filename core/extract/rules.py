@@ -1888,11 +1888,14 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
                                  and not any(lc.start == last or vc.start == last for lc, vc in above)))))
     for lc, vc in (below if prefer_below else above):
         pair(lc, vc)
-    # "OPP.\nAurelie", "Variation:\nNajdorf": a label line over a text line in one column
+    # "OPP.\nAurelie", "Variation:\nNajdorf": a label line over a text line in one column; in a column of
+    # labels over their values ("Flakes / 11.1 gr / Kind / pellets / Seen / 10") any label line after a pair
+    consumed = {vc.start for _, vc in above} if not prefer_below else set()
     for k in range(len(rows) - 1):
         a, b = rows[k], rows[k + 1]
         after = rows[k + 2] if k + 2 < len(rows) else []
-        if (len(a) == len(b) == 1 and labelish(a[0]) and text_cell(b[0]) and not (b[0].text.isupper() and a[0].text.isupper()
+        in_column = k > 0 and len(rows[k - 1]) == 1 and rows[k - 1][0].start in consumed and a[0].is_label
+        if (len(a) == len(b) == 1 and (labelish(a[0]) or in_column) and text_cell(b[0]) and not (b[0].text.isupper() and a[0].text.isupper()
                 and not a[0].text.rstrip().endswith((":", "."))) and not (len(after) == 1 and after[0].is_value)):
             pair_text(a[0], b[0])
     if prefer_below and below:

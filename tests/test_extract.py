@@ -753,6 +753,8 @@ def test_number_words_and_copulas_need_a_record_shape(text):
      {"consumption": (6.2, "L/100km"), "distance": (212.0, "km")}),
     ("Drove home. Consumption: 7.9l/100 km, distance 88 km.",
      {"consumption": (7.9, "L/100km"), "distance": (88.0, "km")}),
+    # a label abbreviated right before the word that links it to its value ends no sentence
+    ("Fuel stop: Measured the vol. at 29.89 ltr and 57.20EUR amount.", {"vol": (29.89, "L"), "amount": (57.2, "€")}),
 ])
 def test_labels_after_values_compound_units_and_participles(text, want):
     d = by_attr(ex(text))

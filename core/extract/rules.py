@@ -1450,8 +1450,10 @@ def _sentence_case(text: str) -> str:
         # (not a label's abbreviation right after a value: "Day 4 — 71pct rel. humidity")
         after_value = re.search(r"\d", before[-2]) is not None and parse_unit(before[-1]) is None \
             if len(before) >= 2 else False
+        # (nor a label abbreviated before the word that links it to its value: "Measured the vol. at 29.89 ltr")
+        linked = re.match(r"(?:at|was|were|is|of|came in at|came to)\s+[-+$€£¥₹]?\d", text[m.start(1):]) is not None
         if len(before) >= 3 and before[0][:1].isupper() and before[-1].isalpha() and len(before[-1]) >= 3 \
-                and not after_value:
+                and not after_value and not linked:
             out = out or list(text)
             out[m.start(1)] = m[1].upper()
     return "".join(out) if out is not None else text

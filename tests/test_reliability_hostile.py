@@ -239,7 +239,9 @@ def test_fuzzed_tool_calls_are_rejected_or_bound(memory_path, embedder):
     box = Toolbox(con, ContextBuilder(con, embedder, DEFAULT).catalog, NodeTableRetrieval(con, embedder), DEFAULT)
     outcomes = {"ok": 0, "refused": 0}
 
-    @settings(max_examples=HOSTILE_EXAMPLES, deadline=None, database=None,
+    # (derandomized: the same calls every run, so that "some were answered" is a fact about the fuzz, not
+    # luck: a random draw of 60 refused every call once in CI-like runs)
+    @settings(max_examples=HOSTILE_EXAMPLES, deadline=None, database=None, derandomize=True,
               suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
     @given(CALLS, st.integers(0, 12))
     def run(call, budget):

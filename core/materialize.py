@@ -557,8 +557,9 @@ class Materializer:
                 return TableChange(table.schema(), "unchanged", (), self._count(table.table_name))
             added = self._evolve(table, new, round_order)
             action = "evolved"
-        n = self._refill(table, round_order)
-        self._drop_dominated(table, round_order)
+        rounds = self._round_attributes(table.attributes, round_order)
+        n = self._refill(table, round_order, rounds)
+        self._drop_dominated(table, rounds)
         table.description = self._description(table, n)
         self._save_schema(table)
         if action == "created":
@@ -796,23 +797,26 @@ class Materializer:
             "HAVING count(*) FILTER (WHERE list_contains(?, o.attribute)) > 0",
             [round_order, list(attrs)]).fetchall()}
 
-    def _matching(self, attrs: Sequence[str], round_order: int, key: object = None) -> list[str]:
+    def _matching(self, attrs: Sequence[str], round_order: int, key: object = None,
+                  rounds: Mapping[str, set[str]] | None = None) -> list[str]:
         """Rounds up to round_order that populate a schema with these attributes (population rule, beside
-        the other tables: `key` is this schema's id among them, None for one not yet made)."""
+        the other tables: `key` is this schema's id among them, None for one not yet made). `rounds`: the
+        `_round_attributes` of these attributes, when the caller has them."""
         schemas = {sid: t.attributes for sid, t in self._tables.items() if sid != key}
         schemas[key] = tuple(attrs)
-        return [rid for rid, ra in sorted(self._round_attributes(attrs, round_order).items())
-                if key in populated(ra, schemas)]
+        rounds = self._round_attributes(attrs, round_order) if rounds is None else rounds
+        return [rid for rid, ra in sorted(rounds.items()) if key in populated(ra, schemas)]
 
-    def _drop_dominated(self, t: _Table, round_order: int) -> None:
-        """Rows of other tables whose rounds t now describes better (t took more of their attributes) go."""
-        rounds = self._round_attributes(t.attributes, round_order)
+    def _drop_dominated(self, t: _Table, rounds: Mapping[str, set[str]]) -> None:
+        """Rows of other tables whose rounds t now describes better (t took more of their attributes) go.
+        `rounds`: the `_round_attributes` of t's attributes."""
         schemas = {k: x.attributes for k, x in self._tables.items()}
+        keep = {rid: populated(ra, schemas) for rid, ra in rounds.items()}
         for sid, u in sorted(self._tables.items()):
             if sid == t.schema_id:
                 continue
             shared = set(u.attributes)
-            gone = [rid for rid, ra in rounds.items() if ra & shared and sid not in populated(ra, schemas)]
+            gone = [rid for rid, ra in rounds.items() if ra & shared and sid not in keep[rid]]
             if gone:
                 self.con.execute(f"DELETE FROM {quote(u.table_name)} WHERE source IN (SELECT unnest(?))", [gone])
 
@@ -869,9 +873,10 @@ class Materializer:
              t.discovered, t.updated],
         )
 
-    def _refill(self, t: _Table, round_order: int) -> int:
-        """Rematerialize every row of t from the observations of rounds up to round_order."""
-        matching = self._matching(t.attributes, round_order, t.schema_id)
+    def _refill(self, t: _Table, round_order: int, rounds: Mapping[str, set[str]] | None = None) -> int:
+        """Rematerialize every row of t from the observations of rounds up to round_order (`rounds`: their
+        `_round_attributes`, when the caller has them)."""
+        matching = self._matching(t.attributes, round_order, t.schema_id, rounds)
         self.con.execute(f"DELETE FROM {quote(t.table_name)}")
         self._write_rows(t, matching, replace=False)
         return len(matching)

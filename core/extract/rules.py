@@ -1603,9 +1603,10 @@ def _currency_boxes(text: str, row: list[_Cell]) -> list[_Cell]:
     """A currency sign OCR read as a box of its own before its number ("TOTAL: | $ | 319.04") joins the
     number's box: one value in that currency, spanning both."""
     out: list[_Cell] = []
+    signs = lex_currency(active_lexicon())
     for c in row:
         prev = out[-1] if out else None
-        if prev is not None and not prev.values and len(prev.text) == 1 and prev.text in lex_currency(active_lexicon()) \
+        if prev is not None and not prev.values and len(prev.text) == 1 and prev.text in signs \
                 and c.is_value and c.values[0].kind == "number" and c.values[0].unit is None:
             v = c.values[0]
             raw = text[prev.start:v.end]

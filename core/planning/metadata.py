@@ -194,6 +194,15 @@ def load_catalog(con: duckdb.DuckDBPyConnection, samples: int = 3) -> dict[str, 
         filled = dict(zip(keep, con.execute(
             "SELECT " + ", ".join('count("' + c.replace('"', '""') + '")' for c in keep) + f" FROM {ident}"
         ).fetchone())) if keep else {}
+        # the typical, smallest and largest value of each number column, in one pass over the table
+        numbers = [c for c, t in catalog if c in keep and c not in BASE_COLUMNS and normalize_dtype(t) == "DOUBLE"]
+        sizes: dict[str, tuple] = {}
+        if numbers:
+            got = con.execute("SELECT " + ", ".join(
+                f'median("{q}"), min("{q}"), max("{q}")' for q in (c.replace('"', '""') for c in numbers))
+                + f" FROM {ident}").fetchone()
+            sizes = {c: tuple(None if x is None else float(x) for x in got[3 * i:3 * i + 3])
+                     for i, c in enumerate(numbers)}
         cols = []
         for cname, ctype in catalog:
             if cname.startswith("_"):  # internal columns (the `_obs` provenance JSON) are not for planners
@@ -213,10 +222,7 @@ def load_catalog(con: duckdb.DuckDBPyConnection, samples: int = 3) -> dict[str, 
                 if dtype == "VARCHAR" and cname not in BASE_COLUMNS and len(vals) <= CATEGORY_LIMIT:
                     cats = tuple(str(v[0]) for v in vals)
                     counts = tuple(int(v[1]) for v in vals)
-            median = low = high = None
-            if dtype == "DOUBLE" and cname not in BASE_COLUMNS and filled.get(cname):
-                median, low, high = (float(x) if x is not None else None for x in con.execute(
-                    f"SELECT median({cident}), min({cident}), max({cident}) FROM {ident}").fetchone())
+            median, low, high = sizes.get(cname, (None, None, None))
             cols.append(ColumnMeta(
                 name=cname, dtype=dtype, unit=d.get("unit") or None, description=d.get("description") or "",
                 samples=sample_vals, categories=cats, category_counts=counts, base=cname in BASE_COLUMNS,

@@ -805,15 +805,16 @@ class RulePlanner:
                     if counted else []
                 # the records may be the rows of several tables ("print jobs": the rounds of filament prints and
                 # of resin prints both say "print"): the one whose columns take the conditions in their units
-                of_rows = sorted(rows_tables(self._rows_about(self._counted_phrase(a), tables)))
-                if counted in of_rows and len(of_rows) > 1:
-                    fits = [(t, f) for t, f in ((t, self._condition_filters(
-                        bare, [x for x in tables if x.table_name == t], prior, strict=True)) for t in
-                        [counted] + [t for t in of_rows if t != counted]) if len(f) == len(a.conditions)]
-                    if fits and fits[0][0] != counted:
-                        notes.append(f"the {self._counted_phrase(a)} are rows of {', '.join(of_rows)}; only "
-                                     f"{fits[0][0]} holds the condition's quantity")
-                        counted, own = fits[0]
+                of_rows = sorted(self._tables_of_rows(self._counted_phrase(a), tables))
+                several = counted in of_rows and len(of_rows) > 1
+                for t in [counted] + [x for x in of_rows if x != counted] if several else ():
+                    strict = self._condition_filters(bare, [x for x in tables if x.table_name == t], prior, strict=True)
+                    if len(strict) == len(a.conditions):
+                        if t != counted:
+                            notes.append(f"the {self._counted_phrase(a)} are rows of {', '.join(of_rows)}; only "
+                                         f"{t} holds the condition's quantity")
+                            counted, own = t, strict
+                        break
                 if counted and len(own) == len(a.conditions) and counted != cond[0][0]:
                     notes.append(f"the {self._counted_phrase(a)} are rows of {counted}: conditions read there")
                     cond = own

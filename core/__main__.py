@@ -1,7 +1,8 @@
 """The command line: `python -m core build|ask|eval ...`.
 
 Exit status: 0 on success; 2 on bad input or bad arguments (one clear line on
-stderr, never a traceback); 1 on an internal error.
+stderr, never a traceback); 1 on an internal error; 3 when `eval --cases` finds a
+saved case broken.
 """
 from __future__ import annotations
 
@@ -60,8 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
     _backend_args(b)
 
     a = sub.add_parser("ask", help="answer a question from a memory file")
-    a.add_argument("question")
+    a.add_argument("question", nargs="?", help="the question (with --plan: the plan file's question when omitted)")
     a.add_argument("--store", required=True)
+    a.add_argument("--plan", metavar="FILE",
+                   help="run this plan instead of planning: a file saved by the Query planner's editor or the "
+                        "output of `ask --json` (steps with arguments run as given, after validation; steps "
+                        "with \"args\": null are instantiated as they run)")
     a.add_argument("--json", action="store_true",
                    help="print the whole trace as JSON (its \"mode\": rules, guided or free, and \"fallbacks\")")
     a.add_argument("--ablation", default="full",
@@ -72,14 +77,18 @@ def build_parser() -> argparse.ArgumentParser:
     _backend_args(a)
 
     e = sub.add_parser("eval", help="build a fresh memory per input file and answer its QA set")
-    e.add_argument("input", nargs="+",
+    e.add_argument("input", nargs="*",
                    help="a MemEye/Mem-Gallery or LoCoMo JSON file, or several files, folders or globs "
                         "(one memory per file; OUT/<file stem>/ per file and a pooled OUT/summary.json)")
-    e.add_argument("--out", required=True,
+    e.add_argument("--out",
                    help="output folder for predictions.jsonl and summary.json (a rerun reuses the files "
                         "already done there with the same input, ablation and limit)")
     e.add_argument("--allow-missing-images", action="store_true",
                    help="keep rounds whose image files are missing (caption only) instead of failing")
+    e.add_argument("--cases", action="store_true",
+                   help="replay the debugging cases saved in --store (no input files): each case's question with "
+                        "the planner's own plan and with its saved plan, scored against its expected answer; "
+                        "exit 3 when a case that passed when saved is broken now")
     e.add_argument("--format", choices=["memeye", "locomo"])
     e.add_argument("--ablation", default="full",
                    choices=["full", "no-analytic", "no-retrieval", "no-context", "no-progressive", "rag", "no-utility"])

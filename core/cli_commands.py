@@ -214,8 +214,16 @@ def cmd_ask(args) -> int:
     if not Path(args.store).exists():
         raise InputError(args.store, "", "no such memory file (build it first with `python -m core build`)")
     image = question_image(getattr(args, "image", None), getattr(args, "image_caption", None))
+    plan = read_plan(args.plan, args.question) if getattr(args, "plan", None) else None
+    if plan is None and not (args.question or "").strip():
+        raise InputError("command line", "question", "give a question (or --plan FILE)")
     with open_engine(args.store, config, backend=args.backend, model_path=args.model_path) as engine:
-        trace = engine.ask(args.question, ablation=args.ablation, image=image)
+        if plan is not None:
+            from .planning.replay import replay
+
+            trace = replay(engine, plan, image=image)
+        else:
+            trace = engine.ask(args.question, ablation=args.ablation, image=image)
         payload = trace.to_dict()
         if args.attribute:
             from .attribution import attribute_trace
@@ -228,10 +236,74 @@ def cmd_ask(args) -> int:
     return 0
 
 
+def read_plan(path: str, question: str | None):
+    """The EditedPlan in the JSON file `path` (its question replaced by `question` when one is given).
+    Raises InputError naming the file and every fault."""
+    from .planning.replay import EditedPlan
+
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(path, "", "no such plan file")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise InputError(path, "", "not a text file (a plan is JSON written by `ask --json` or the editor)") from None
+    except json.JSONDecodeError as e:
+        raise InputError(path, f"line {e.lineno} column {e.colno}", f"not valid JSON: {e.msg}") from None
+    plan = EditedPlan.from_dict(data, file=path)
+    if question and question.strip():
+        from dataclasses import replace
+
+        plan = replace(plan, question=question.strip())
+    return plan
+
+
+def cmd_eval_cases(args, config) -> int:
+    """`eval --cases`: replay the memory's saved cases; exit 3 when one of them broke."""
+    from .cases import list_cases, replay_cases
+    from .query import open_engine
+
+    if not args.store:
+        raise InputError("command line", "--cases", "give the memory with --store")
+    if not Path(args.store).exists():
+        raise InputError(args.store, "", "no such memory file")
+    with open_engine(args.store, config, backend=args.backend, model_path=args.model_path) as engine:
+        cases = list_cases(engine.con)
+        if not cases:
+            print(f"{args.store}: no saved cases (save one from the Query planner: edit a plan, re-run, "
+                  "\"Save as a case\")")
+            return 0
+        bar = _progress_bar(not args.quiet)
+        results = replay_cases(engine, cases, progress=lambda k, n: bar("cases", k, n))
+    for r in results:
+        print(f"case {r.case.case_id} [{r.status()}] {r.case.question}")
+        print(f"  expected: {r.case.expected}")
+        print(f"  saved plan:    {r.pinned_error or r.pinned_answer}"
+              + (f"  (score {r.pinned_score:.2f})" if r.pinned_score is not None else ""))
+        print(f"  planner's own: {r.planner_answer}"
+              + (f"  (score {r.planner_score:.2f})" if r.planner_score is not None else ""))
+    broken = [r for r in results if r.broke]
+    print(f"{len(results)} case(s): {sum(r.pinned_passed for r in results)} saved plan(s) pass, "
+          f"{sum(r.planner_passed for r in results)} planner plan(s) pass, {len(broken)} broken")
+    if args.out:
+        out = Path(args.out)
+        out.mkdir(parents=True, exist_ok=True)
+        (out / "cases.json").write_text(json.dumps([r.to_dict() for r in results], indent=1, default=str))
+    return 3 if broken else 0
+
+
 def cmd_eval(args) -> int:
     from .evaluation.runner import run_eval
 
     config = config_from_args(args)
+    if args.cases:
+        if args.input:
+            raise InputError("command line", "--cases", "takes no input files (the cases are in --store)")
+        return cmd_eval_cases(args, config)
+    if not args.input:
+        raise InputError("command line", "input", "give the input file(s) to evaluate (or --cases --store M)")
+    if not args.out:
+        raise InputError("command line", "--out", "give the output folder")
     inputs = args.input if isinstance(args.input, list) else [args.input]
     bar = _progress_bar(not args.quiet)
     summary = run_eval(inputs if len(inputs) > 1 else inputs[0], args.out, config=config, fmt=args.format,

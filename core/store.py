@@ -120,6 +120,15 @@ MIGRATIONS: list[tuple[int, str]] = [
         ALTER TABLE qas ADD COLUMN image_path VARCHAR;
         """,
     ),
+    (
+        6,
+        # debugging cases (core/cases.py): a question with the plan a person edited and the answer expected
+        """
+        CREATE TABLE plan_cases(
+            case_id INTEGER PRIMARY KEY, question VARCHAR NOT NULL, plan JSON NOT NULL, expected VARCHAR NOT NULL,
+            answer_kind VARCHAR, tolerance DOUBLE, saved_answer VARCHAR, note VARCHAR, created TIMESTAMP);
+        """,
+    ),
 ]
 
 CHUNK_SIZE = 500  # rows per executemany batch

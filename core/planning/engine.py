@@ -71,7 +71,8 @@ class PlanState:
     now: datetime | None = None
     first: datetime | None = None
     rule_from: int | None = None  # index where a rule-based plan took over (None: original planner)
-    preset: tuple[Instantiation, ...] | None = field(default=None, compare=False)  # no-progressive args
+    # arguments fixed before the run (no-progressive; a user's pinned steps, None where not pinned)
+    preset: tuple[Instantiation | None, ...] | None = field(default=None, compare=False)
     catalog: dict | None = field(default=None, compare=False, repr=False)  # table metadata snapshot
     ms: tuple[tuple[str, float], ...] = ()
     started: float = 0.0
@@ -284,8 +285,8 @@ class QueryEngine:
         i = len(state.records)
         step = state.plan.steps[i]
         t0 = time.perf_counter()
-        if state.preset is not None and i < len(state.preset):
-            inst = state.preset[i]
+        if state.preset is not None and i < len(state.preset) and state.preset[i] is not None:
+            inst = state.preset[i]  # fixed before the run: no-progressive, or pinned by the user
         else:
             inst = self._instantiate(state, i, progressive=state.ablation != "no-progressive")
         if inst.fallback and state.rule_from is None:

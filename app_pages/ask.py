@@ -13,6 +13,7 @@ from core.model import ImageRef
 from core.planning import ABLATIONS
 from ui import charts, state
 from ui.engine import config, cost_text, memory_version, query_engine
+from ui.plan_editor import editor_section, gold_qa, versus_full
 from ui.resources import ocr_engine, page_store
 from ui.views import evidence_view, round_view, step_view
 
@@ -358,6 +359,8 @@ if trace is not None:
         st.caption("The model says its answer rests on: " + ", ".join(f"`{c}`" for c in ans["cited"]))
     evidence_view(store, ans.get("rounds") or trace.get("evidence_rounds") or [])
     attribution_section(trace)
+    st.divider()
+    editor_section(store, _engine(), trace, fingerprint(trace), qas)
 
 # ------------------------------------------------------------------ ablations side by side
 st.divider()
@@ -392,3 +395,6 @@ if cmp_ and cmp_["question"] == ps.question and (cmp_["path"], cmp_["version"]) 
                        + cost_text(tr["backend"][4:] if tr["backend"].startswith("llm:") else None, **_token_kw(tr)))
             st.caption("evidence rounds: " + (", ".join(tr["evidence_rounds"][:8]) or "none")
                        + (" …" if len(tr["evidence_rounds"]) > 8 else ""))
+            full = cmp_["runs"].get("full")
+            if a != "full" and full is not None and "error" not in full:
+                st.caption(versus_full(full, tr, gold_qa(qas, ps.question)))

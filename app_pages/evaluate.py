@@ -12,6 +12,7 @@ from core.evaluation.runner import CORRECT_AT, answer_all, qa_type, question_ima
 from core.model import QA
 from core.planning import ABLATIONS
 from ui import charts, data, state
+from ui.cases_view import cases_section
 from ui.engine import cost_text, memory_version, meter_of, model_name, query_engine
 from ui.resources import page_store
 from ui.views import evidence_view, step_view
@@ -29,6 +30,8 @@ st.caption("Answers every question of this memory's QA list and scores it exactl
            "the engine's retrieval is compared with.")
 store = page_store(path)
 version = memory_version(store)
+cases_section(store, version, lambda: query_engine(store, path))
+st.divider()
 qas = store.qas()
 if not qas:
     st.info("This memory has no questions. Upload a MemEye file with `human-annotated QAs` or a LoCoMo file with "

@@ -105,6 +105,22 @@ def test_invalid_edits_list_every_fault_by_step_and_change_nothing(engine, memor
     assert checksum(engine.con) == before
 
 
+def test_every_faulty_argument_of_one_step_is_named(engine):
+    plan = EditedPlan.from_trace(engine.ask(AVG_MARCH))
+    bad = plan.edit(0, StepEdit("Compute", "", {
+        "table": "sleep_log", "target_column_expression": "nope", "operator": "median",
+        "optional_column_filters": [{"column": "time", "op": "between", "value": ["2026-03-01"]},
+                                    {"column": "sleep_hours", "op": ">=", "value": 7},
+                                    {"column": "colour", "op": "=", "value": "red"}]}))
+    faults = check_plan(engine, bad)
+    assert all(f.startswith("step 1 (Compute): ") for f in faults)
+    assert len(faults) == 4, faults
+    assert any("optional_column_filters[0]" in f and "two values" in f for f in faults)
+    assert any("optional_column_filters[2]" in f and "colour" in f for f in faults)
+    assert not any("[1]" in f for f in faults)  # the valid filter is not blamed
+    assert any("operator 'median'" in f for f in faults) and any("'nope'" in f for f in faults)
+
+
 def test_a_plan_file_reads_a_trace_and_reports_all_its_faults():
     with pytest.raises(InputError) as e:
         EditedPlan.from_dict({"question": "", "steps": [{"tool": "Zap"}, 5], "ablation": "nope"}, file="p.json")

@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass, field
 
 from core import align
+from core import cases as cases_core
 from core.config import DEFAULT, Config
 
 
@@ -178,3 +179,23 @@ def rounds_by_source(store) -> dict[str, list]:
     for _, r in store.rounds():
         out.setdefault(src.get(r.round_id) or "", []).append(r)
     return out
+
+
+# ---------------------------------------------------------------------- plan cases (core/cases.py)
+def cases(store) -> tuple:
+    """The plan cases saved in the memory (core.cases.Case), oldest first; none in a memory made before
+    migration 6 or opened read-only without the table."""
+    return cases_core.list_cases(_con(store))
+
+
+def save_case(store, plan, expected: str, **kw):
+    """Keep an edited plan as a case (core.cases.save_case). Raises ReadOnlyMemory, or InputError for an
+    empty question or expected answer. Returns the Case."""
+    _writable(store)
+    return cases_core.save_case(_con(store), plan, expected, **kw)
+
+
+def delete_case(store, case_id: int) -> bool:
+    """Remove a saved case; False when there was none with that id. Raises ReadOnlyMemory."""
+    _writable(store)
+    return cases_core.delete_case(_con(store), case_id)

@@ -178,7 +178,7 @@ def check_plan(engine: QueryEngine, plan: EditedPlan) -> tuple[str, ...]:
             try:
                 box.validate(tool, dict(s.args))
             except ToolError as e:
-                faults.append(f"{where}: {e}")
+                faults.extend(f"{where}: {f}" for f in e.faults)
     return tuple(faults)
 
 

@@ -250,55 +250,70 @@ class Toolbox:
             return tool, out
         table = self._table(args.get("table"), f"{tool}.table")
         q = _Query(table=table, args={"table": table.table_name}, notes=notes)
+        errors: list[ToolError] = []  # every faulty argument is named, not only the first
+
+        def part(fn, *a, **kw):
+            try:
+                return fn(*a, **kw)
+            except ToolError as e:
+                errors.append(e)
+                return None
+
         if tool == "Lookup":
             kv = args.get("key_values")
             if isinstance(kv, list):
                 kv = {str(d.get("column")): d.get("value") for d in kv if isinstance(d, dict)} or None
             if not isinstance(kv, dict) or not kv:
                 raise ToolError("Lookup.key_values: expected an object {column: value}")
-            q.filters = compile_filters([{"column": k, "op": "in" if isinstance(v, list) else "=", "value": v}
-                                         for k, v in kv.items()], table, "Lookup.key_values")
+            q.filters = part(compile_filters, [{"column": k, "op": "in" if isinstance(v, list) else "=", "value": v}
+                                               for k, v in kv.items()], table, "Lookup.key_values") or []
             q.args["key_values"] = {f.column: f.value for f in q.filters}
         elif tool == "Filter":
-            q.filters = compile_filters(args.get("column_filters"), table, "Filter.column_filters")
-            if not q.filters:
+            q.filters = part(compile_filters, args.get("column_filters"), table, "Filter.column_filters")
+            if q.filters == []:
                 raise ToolError("Filter.column_filters: at least one filter is required")
+            q.filters = q.filters or []
             q.args["column_filters"] = [{"column": f.column, "op": f.op, "value": f.value} for f in q.filters]
         else:
-            q.filters = compile_filters(args.get("optional_column_filters"), table,
-                                        f"{tool}.optional_column_filters")
+            q.filters = part(compile_filters, args.get("optional_column_filters"), table,
+                             f"{tool}.optional_column_filters") or []
             q.args["optional_column_filters"] = [{"column": f.column, "op": f.op, "value": f.value}
                                                  for f in q.filters]
         if tool == "Compute":
             op = args.get("operator")
             op = OP_ALIASES.get(str(op).strip().lower(), str(op).strip().lower()) if isinstance(op, str) else op
             if op not in COMPUTE_OPS:
-                raise ToolError(f"Compute.operator {str(op)[:20]!r} is unknown; allowed: {', '.join(COMPUTE_OPS)}")
-            q.expr = compile_expression(args.get("target_column_expression"), table,
-                                        "Compute.target_column_expression", allow_star=op == "count")
-            if op in ("avg", "sum", "change") and q.expr.dtype != "DOUBLE":
-                raise ToolError(f"Compute: operator {op!r} needs a numeric column; "
-                                f"{q.expr.text!r} is {q.expr.dtype}")
-            if op in ("min", "max") and q.expr.dtype not in ("DOUBLE", "DATE", "TIMESTAMP"):
-                raise ToolError(f"Compute: operator {op!r} needs a numeric or date column; "
-                                f"{q.expr.text!r} is {q.expr.dtype}")
-            q.args["target_column_expression"] = q.expr.text
+                errors.append(ToolError(f"Compute.operator {str(op)[:20]!r} is unknown; "
+                                        f"allowed: {', '.join(COMPUTE_OPS)}"))
+            q.expr = part(compile_expression, args.get("target_column_expression"), table,
+                          "Compute.target_column_expression", allow_star=op == "count")
+            if q.expr is not None and op in ("avg", "sum", "change") and q.expr.dtype != "DOUBLE":
+                errors.append(ToolError(f"Compute: operator {op!r} needs a numeric column; "
+                                        f"{q.expr.text!r} is {q.expr.dtype}"))
+            if q.expr is not None and op in ("min", "max") and q.expr.dtype not in ("DOUBLE", "DATE", "TIMESTAMP"):
+                errors.append(ToolError(f"Compute: operator {op!r} needs a numeric or date column; "
+                                        f"{q.expr.text!r} is {q.expr.dtype}"))
+            if q.expr is not None:
+                q.args["target_column_expression"] = q.expr.text
             q.args["operator"] = op
             q.budget = 1
         if tool == "Rank":
-            q.expr = compile_expression(args.get("target_column_expression"), table,
-                                        "Rank.target_column_expression")
-            if q.expr.dtype not in ("DOUBLE", "DATE", "TIMESTAMP", "VARCHAR"):
-                raise ToolError(f"Rank: cannot order by {q.expr.text!r} ({q.expr.dtype})")
+            q.expr = part(compile_expression, args.get("target_column_expression"), table,
+                          "Rank.target_column_expression")
+            if q.expr is not None and q.expr.dtype not in ("DOUBLE", "DATE", "TIMESTAMP", "VARCHAR"):
+                errors.append(ToolError(f"Rank: cannot order by {q.expr.text!r} ({q.expr.dtype})"))
             order = args.get("order")
             order = ORDER_ALIASES.get(order.strip().lower()) if isinstance(order, str) else None
             if order is None:
-                raise ToolError("Rank.order: expected 'desc' (highest first) or 'asc' (lowest first)")
-            q.args["target_column_expression"] = q.expr.text
+                errors.append(ToolError("Rank.order: expected 'desc' (highest first) or 'asc' (lowest first)"))
+            if q.expr is not None:
+                q.args["target_column_expression"] = q.expr.text
             q.args["order"] = order
         if tool in ("Lookup", "Filter", "Rank"):
-            q.budget = self._budget(args.get("result_budget"), budget_left, notes, f"{tool}.result_budget")
+            q.budget = part(self._budget, args.get("result_budget"), budget_left, notes, f"{tool}.result_budget")
             q.args["result_budget"] = q.budget
+        if errors:
+            raise ToolError.of(errors)
         return tool, q
 
     def validate(self, tool: str, args: object, budget_left: int | None = None) -> tuple[str, dict]:

@@ -33,7 +33,18 @@ ORDERED_TYPES = ("DOUBLE", "DATE", "TIMESTAMP")
 
 
 class ToolError(ValueError):
-    """A tool call that cannot run as given: names the argument, the fault and the allowed values."""
+    """A tool call that cannot run as given: names the argument, the fault and the allowed values.
+
+    `faults` holds every fault found (one per argument or filter); the message joins them."""
+
+    def __init__(self, *faults: str):
+        self.faults = tuple(str(f) for f in faults) or ("invalid tool call",)
+        super().__init__("; ".join(self.faults))
+
+    @classmethod
+    def of(cls, errors: list["ToolError"]) -> "ToolError":
+        """One error holding every fault of `errors`."""
+        return cls(*(f for e in errors for f in e.faults))
 
 
 def quote_ident(name: str) -> str:
@@ -226,7 +237,15 @@ def compile_filters(raw: object, table: TableMeta, where: str) -> list[CompiledF
         raise ToolError(f"{where}: expected a list of filters, got {type(raw).__name__}")
     if len(raw) > MAX_FILTERS:
         raise ToolError(f"{where}: at most {MAX_FILTERS} filters, got {len(raw)}")
-    return [compile_filter(f, table, f"{where}[{i}]") for i, f in enumerate(raw)]
+    out, errors = [], []
+    for i, f in enumerate(raw):  # every faulty filter is named, not only the first
+        try:
+            out.append(compile_filter(f, table, f"{where}[{i}]"))
+        except ToolError as e:
+            errors.append(e)
+    if errors:
+        raise ToolError.of(errors)
+    return out
 
 
 # ---------------------------------------------------------------------- expressions

@@ -5,6 +5,8 @@ per test because saving a case writes to it.
 """
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from conftest import FakeImageEncoder, FakeOCR, HashEmbedder
@@ -62,6 +64,12 @@ def test_a_filter_added_to_the_compute_step_changes_the_answer_and_is_highlighte
     assert any("88.5" in s.value for s in at.success)
     changed = [m.value for m in at.markdown if "(changed)" in m.value]
     assert changed and all("optional_column_filters" in m and "sleep_score" in m for m in changed)
+    # the attribution is recomputed for the edited run: one bar per evidence unit it used
+    at.button(key="pe_why").click().run()
+    assert not at.exception and not at.error
+    chart = at.get("plotly_chart")[-1]
+    bars = [t for t in json.loads(chart.proto.spec)["data"] if t.get("name") == "Shapley value"]
+    assert bars and len(bars[0]["x"]) >= 1
 
 
 def test_swapping_compute_for_rank_reruns_with_the_other_tool(memory):
@@ -90,6 +98,20 @@ def test_an_invalid_edit_lists_the_validator_fault_and_runs_nothing(memory):
     assert all(f.startswith("step 1 (Compute)") for f in faults)
     assert not at.info  # no comparison: nothing was run
     assert "_plan_edited" not in at.session_state
+
+
+def test_a_hostile_value_is_rejected_with_the_reason_and_the_table_survives(memory):
+    at = asked(memory)
+    at.text_input(key="pe_target_0_0").input('sleep_score); DROP TABLE sleep_log; --')
+    at.button(key="pe_rerun").click().run()
+    assert not at.exception
+    faults = [e.value for e in at.error]
+    assert faults and all(f.startswith("step 1 (Compute)") for f in faults)
+    at.text_input(key="pe_target_0_0").input("sleep_score")
+    at.button(key="pe_rerun").click().run()
+    assert not at.error
+    # the table is still there, whole: the re-run answers as the original did
+    assert any("did not change the answer" in i.value for i in at.info)
 
 
 def test_a_saved_case_is_listed_and_replayed_on_the_evaluate_page(memory):

@@ -137,3 +137,38 @@ def test_upload_schema_tables_and_stepwise_answer_in_chromium(tmp_path):
         chart.scroll_into_view_if_needed()
         assert "Shapley value of each evidence unit" in chart.inner_text()
         page.screenshot(path=str(SHOTS / "7-attribution.png"), full_page=True)
+
+        # ---- debug the plan: a filter added to the Compute step, re-run, both runs side by side, kept as a case
+        page.get_by_role("heading", name="Debug this plan").scroll_into_view_if_needed()
+        page.get_by_role("button", name="Add a filter").click()
+        _choose(page, "Filter 1 column", "sleep_score")
+        _choose(page, "op", ">=")
+        value = page.get_by_label(re.compile(r"^value \(between"))
+        value.fill("85")
+        value.press("Enter")
+        page.get_by_role("button", name="Re-run", exact=True).click()
+        verdict = page.get_by_test_id("stAlertContentInfo").filter(has_text="The answer changed").first
+        verdict.wait_for()
+        filtered = sum(80 + i for i in range(N_ROUNDS) if 80 + i >= 85) / sum(80 + i >= 85 for i in range(N_ROUNDS))
+        assert f"{filtered:g}" in verdict.inner_text() and "worse" in verdict.inner_text()
+        page.get_by_text("Original", exact=True).wait_for()
+        page.get_by_text("(changed)", exact=False).first.wait_for()  # the edited argument is highlighted
+        page.screenshot(path=str(SHOTS / "8-plan-edited.png"), full_page=True)
+        page.get_by_role("button", name="Save as a case").click()
+        page.get_by_text(re.compile(r"Saved as case 1")).wait_for()
+
+        # ---- evaluate: the saved case is listed and replayed
+        _nav(page, "Evaluate")
+        page.get_by_role("heading", name="Saved plan cases").wait_for()
+        page.get_by_role("button", name=re.compile(r"Replay the 1 case")).click()
+        page.get_by_text(re.compile(r"1 case\(s\) replayed: .*fails: 1")).wait_for()
+        page.screenshot(path=str(SHOTS / "9-cases.png"), full_page=True)
+
+
+def _choose(page, label: str, option: str) -> None:
+    """Pick `option` in the selectbox labelled `label` (the last one with that label on the page)."""
+    box = page.get_by_role("combobox", name=label, exact=True).last
+    box.scroll_into_view_if_needed()
+    box.click()
+    page.get_by_role("option", name=option, exact=True).click()
+    expect(box).to_have_value(option)

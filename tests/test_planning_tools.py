@@ -407,3 +407,18 @@ def test_a_search_about_a_named_time_reads_that_time_first(tmp_path, embedder):
     assert "in May 2024 first" in search.summary
     plain_search = next(s for s in plain.steps if s.tool in ("SemanticMatch", "EventLocate"))
     assert {u.rounds[0] for u in plain_search.units[:2]} != {"D2:1", "D3:1"}  # the words alone prefer others
+
+
+def test_a_second_engine_over_the_memory_does_not_embed_its_metadata_again(con):
+    from conftest import HashEmbedder
+
+    enc = HashEmbedder()
+    ContextBuilder(con, enc, DEFAULT).build("How long did I sleep in March?")
+    first = sum(len(c) for c in enc.calls)
+    assert first > 1  # the tables' and episodes' texts, then the question
+    enc.calls.clear()
+    ContextBuilder(con, enc, DEFAULT).build("How long did I sleep in March?")
+    assert enc.calls == [["How long did I sleep in March?"]]  # only the question
+    other = HashEmbedder()  # another encoder object never reuses those vectors
+    ContextBuilder(con, other, DEFAULT).build("How long did I sleep in March?")
+    assert sum(len(c) for c in other.calls) == first

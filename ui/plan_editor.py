@@ -15,7 +15,7 @@ from core.planning.replay import EditedPlan, StepEdit, arg_changes, check_plan, 
 from core.planning.tools import COMPUTE_OPS
 from core.planning.validate import FILTER_OPS
 
-from . import data
+from . import charts, data
 from .plan_form import SCOPES, args_from_form, form_from_args, shown
 
 EDIT = "_plan_edit"      # {"fp": trace fingerprint, "plan": EditedPlan being edited, "gen": int}
@@ -225,6 +225,12 @@ def _run_column(title: str, tr: dict, diff, side: str, score) -> None:
         st.markdown(_args_lines(s.get("args") or {}, changed))
         if s.get("summary") or s.get("error"):
             st.caption(s.get("error") or s.get("summary"))
+        if s.get("rows"):
+            n = s.get("n_matched") or len(s["rows"])
+            with st.expander(f"{n} row(s)" + (" (changed)" if d is not None and d.rows_before != d.rows_after
+                                                and side == "after" else "")):
+                st.dataframe([dict(zip(s["columns"], r)) for r in s["rows"][:50]], hide_index=True,
+                             key=f"pe_rows_{side}_{s['index']}")
     (st.warning if tr["answer"].get("refused") else st.success)(tr["answer"]["text"])
     rounds = tr.get("evidence_rounds") or []
     mark = set(diff.rounds_added) if side == "after" else set(diff.rounds_removed)
@@ -268,6 +274,32 @@ def comparison_view(before: dict, after: dict, qa) -> None:
         _run_column("Edited", after, diff, "after", diff.score_after)
 
 
+def _attribute(engine, run: dict) -> None:
+    from core.attribution import attribute
+
+    try:
+        run["attr"] = attribute(engine, Trace.from_dict(run["trace"]))
+    except InputError as e:
+        run["attr"] = str(e)
+
+
+def attribution_view(engine, run: dict) -> None:
+    """Shapley values of the edited run's evidence units (core.attribution), computed on request."""
+    n_units = len({u["unit_id"] for s_ in run["trace"]["steps"] for u in s_["units"]})
+    st.button("Why the edited answer?", key="pe_why", disabled=n_units == 0, on_click=_attribute,
+              args=(engine, run), help="The Shapley value of each evidence unit of the edited run, as "
+                                       "“Why this answer?” computes it for the original.")
+    res = run.get("attr")
+    if isinstance(res, str):
+        st.error(res)
+    elif res is not None:
+        st.caption(f"{res.calls} answerer call(s) ({res.answerer}) · v(all evidence) = {res.v_full:g}, "
+                   f"v(no evidence) = {res.v_empty:g}")
+        rows = [dict(r, text=u.text) for r, u in zip(res.to_list(), res.values)]
+        st.plotly_chart(charts.attribution_figure(rows, v_full=res.v_full, v_empty=res.v_empty), width="stretch",
+                        key="pe_attr_chart")
+
+
 def editor_section(store, engine, trace: dict, fp: str, qas) -> None:
     """Edit the trace's plan, re-run it from a step, compare the runs, and save the edit as a case."""
     st.subheader("Debug this plan")
@@ -304,6 +336,7 @@ def editor_section(store, engine, trace: dict, fp: str, qas) -> None:
         st.caption("The edit above was not run; below is the last re-run that was.")
     qa = gold_qa(qas, trace["question"])
     comparison_view(trace, run["trace"], qa)
+    attribution_view(engine, run)
     st.download_button("Download the edited plan (for `python -m core ask --plan FILE`)", run["plan"].to_json(indent=1),
                        file_name="plan.json", mime="application/json", key="pe_download")
     _seed("pe_expected", qa.answer if qa is not None else run["trace"]["answer"]["text"])

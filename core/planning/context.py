@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
+import weakref
 from dataclasses import dataclass
 
 import duckdb
@@ -29,6 +30,25 @@ from .tools import TOOL_ARGS, TOOL_DESCRIPTIONS
 # selected, and building every one costs ~0.6 s per question at 100k episodes
 MAX_EPISODE_CANDIDATES = 200
 ROW_WORDS_MAX = 300  # rows of a table whose round words say what the table's rows are about
+
+
+# encoder object -> sha1 of a text -> its embedding. Keyed by the object, not its name: two encoders with
+# one name (a test's fakes) never share vectors, and an encoder that is dropped takes its vectors along.
+_SHARED: "weakref.WeakKeyDictionary[object, dict[str, np.ndarray]]" = weakref.WeakKeyDictionary()
+_SHARED_LOCK = threading.Lock()
+MAX_SHARED = 200_000  # texts per encoder (~300 MB at 384 dimensions); cleared when full
+
+
+def _shared_embeddings(encoder) -> dict[str, np.ndarray]:
+    """The process-wide text -> embedding memo of `encoder` (a private one when it cannot be weakly referenced)."""
+    with _SHARED_LOCK:
+        try:
+            memo = _SHARED.setdefault(encoder, {})
+        except TypeError:
+            return {}
+        if len(memo) > MAX_SHARED:
+            memo.clear()
+        return memo
 
 
 @dataclass(frozen=True)
@@ -95,7 +115,7 @@ class ContextBuilder:
         self._lock = threading.Lock()
         self._sig = None
         self._catalog: dict[str, TableMeta] = {}
-        self._emb: dict[str, np.ndarray] = {}
+        self._emb = _shared_embeddings(text_encoder)
         # scoring state of the last candidate set (texts, their embeddings, the BM25 index): rebuilt only
         # when the tables or the episodes change, not for every question (at 10k rounds, re-tokenizing and
         # re-indexing ~9k episode descriptions per question cost ~1 s)
@@ -230,17 +250,19 @@ class ContextBuilder:
             cur.close()
 
     def embed(self, texts: list[str]) -> np.ndarray:
-        """Embeddings for metadata texts, each text encoded once per builder."""
+        """Embeddings for metadata texts, each text encoded once per encoder object (shared by every
+        builder using it: a new engine over the same memory does not embed its episodes again)."""
         keys = [hashlib.sha1(t.encode()).hexdigest() for t in texts]
-        missing = [(k, t) for k, t in zip(keys, texts) if k not in self._emb]
-        if missing:
-            uniq = dict(missing)
-            vecs = self.encoder.encode(list(uniq.values()))
-            for k, v in zip(uniq, vecs):
-                self._emb[k] = np.asarray(v, dtype=np.float32)
         if not texts:
             return np.zeros((0, self.encoder.dim), dtype=np.float32)
-        return np.stack([self._emb[k] for k in keys])
+        # read into a local dict first: another builder may clear the shared memo meanwhile
+        have = {k: v for k in keys if (v := self._emb.get(k)) is not None}
+        missing = {k: t for k, t in zip(keys, texts) if k not in have}
+        if missing:
+            vecs = self.encoder.encode(list(missing.values()))
+            for k, v in zip(missing, vecs):
+                have[k] = self._emb[k] = np.asarray(v, dtype=np.float32)
+        return np.stack([have[k] for k in keys])
 
     def episodes(self) -> list[tuple[str, str]]:
         cur = self.con.cursor()

@@ -9,6 +9,7 @@ import streamlit as st
 
 from core.evaluation.baseline import flat_top_k
 from core.evaluation.runner import CORRECT_AT, answer_all, qa_type, question_image_caption, summarize
+from core.evaluation.sampling import sample_across_types
 from core.model import QA
 from core.planning import ABLATIONS
 from ui import charts, data, state
@@ -82,12 +83,14 @@ ablations = c1.multiselect("Ablations", list(ABLATIONS), default=["full"], key="
 picked_types = c2.multiselect("Question types", types, default=types, key="ev_types")
 pool = [q for q in qas if qa_type(q) in picked_types]
 limit = c3.number_input("Questions", 1, max(1, len(pool)), min(len(pool), 50) or 1, key="ev_limit")
-st.caption(f"{len(qas)} questions in this memory; {len(pool)} of the chosen types; "
-           f"{int(limit) * len(ablations)} runs to do.")
+chosen = sample_across_types(pool, int(limit), qa_type)
+st.caption(f"{len(qas)} questions in this memory; {len(pool)} of the chosen types"
+           + (f"; {len(chosen)} of them sampled across all {len({qa_type(q) for q in chosen})} type(s) "
+              "(round-robin over the types, in list order)" if len(chosen) < len(pool) else "")
+           + f"; {len(chosen) * len(ablations)} runs to do.")
 
 if st.button("Run the evaluation", type="primary", disabled=not ablations or not pool, key="ev_run"):
     engine = query_engine(store, path)
-    chosen = pool[: int(limit)]
     total = len(chosen) * len(ablations)
     bar = st.progress(0.0, text="Starting...")
     flat = flat_baseline(engine, chosen)

@@ -10,7 +10,8 @@ import streamlit as st
 
 from core.errors import InputError
 from core.formats import read_upload
-from ui import resources, state
+from ui import data, links, resources, state
+from ui.build_progress import StageClock
 from ui.engine import config, cost_text, llm_for, meter_of, model_name
 from ui.resources import store_or_none
 from ui.views import render_validation
@@ -88,33 +89,35 @@ def run_build(histories: list) -> None:
     target = store_or_none(path)
     if target is None:
         return
+    tables_before = data.table_sizes(target)
     with st.status("Building the memory...", expanded=True) as status:
-        st.write("Loading models...")
+        loading = st.empty()
+        loading.write("Loading the models (text encoder, OCR; the first build of this app run takes longest)...")
         llm = llm_for(target)
         meter = meter_of(llm)
         mark = meter.mark() if meter is not None else 0
         deps = _deps(target, llm)
+        loading.write("Models ready.")
         bar = st.progress(0.0)
         lines = st.empty()
-        seen: dict[str, tuple[int, int]] = {}
+        clock = StageClock()
         last = [0.0]
 
         def progress(stage: str, done: int, total: int) -> None:
-            seen[stage] = (done, total)
             now = time.monotonic()
-            if done < total and now - last[0] < 0.25:
-                return  # redraw a few times a second, not for every round
+            clock.update(stage, done, total, now)
+            if done < total and done > 0 and now - last[0] < 0.25:
+                return  # redraw a few times a second, not for every round (a stage's start always shows)
             last[0] = now
-            bar.progress(done / total if total else 1.0, text=f"{STAGE_LABELS.get(stage, stage)}: {done}/{total}")
+            bar.progress(done / total if total else 1.0, text=clock.line(stage, STAGE_LABELS.get(stage, stage)))
             md = []
-            for k, (d, t) in seen.items():
-                mark = ":material/check_circle:" if d >= t else ":material/hourglass_top:"
-                md.append(f"{mark} {STAGE_LABELS.get(k, k)}: **{d}/{t}**")
+            for k in clock.state:
+                mark = ":material/check_circle:" if clock.finished(k) else ":material/hourglass_top:"
+                md.append(f"{mark} {clock.line(k, STAGE_LABELS.get(k, k))}")
             if stage == "rounds":
-                c = target.con.execute(
-                    "SELECT (SELECT count(*) FROM observations), (SELECT count(*) FROM schemas), "
-                    "(SELECT count(*) FROM nodes WHERE level = 'episode')").fetchone()
-                md.append(f"observations **{c[0]}** · schemas **{c[1]}** · episodes **{c[2]}**")
+                s = target.summary()
+                md.append(f"observations **{s.get('observations', 0)}** · schemas **{s['schemas']}** · "
+                          f"episodes **{s.get('episodes', 0)}**")
             lines.markdown("  \n".join(md))
 
         try:
@@ -131,8 +134,26 @@ def run_build(histories: list) -> None:
         bar.progress(1.0, text="Done")
         status.update(label=f"Built in {report.seconds:.1f} s: {report.rounds_added} new round(s)", state="complete",
                       expanded=False)
-    st.session_state["_upl_report"] = asdict(report) | {"usage": usage_of(meter, mark, model_name(llm))}
+    after = data.table_sizes(target)
+    st.session_state["_upl_report"] = asdict(report) | {
+        "usage": usage_of(meter, mark, model_name(llm)),
+        "new_tables": sorted(set(after) - set(tables_before)),
+        "grown_tables": sorted(t for t in after if t in tables_before and after[t] > tables_before[t]),
+        "table_rows": after}
     st.session_state["_upl_nonce"] = st.session_state.get("_upl_nonce", 0) + 1  # clear the uploader
+
+
+def build_links(last: dict) -> None:
+    """Where to go after a build: the tables it made or filled (each a link to it), the schemas page."""
+    new, grown, rows = last.get("new_tables") or [], last.get("grown_tables") or [], last.get("table_rows") or {}
+    if new or grown:
+        st.markdown(f"**{len(new)} new table(s)**" + (f", {len(grown)} with new rows" if grown else "") + ":")
+        for name in [*new, *grown]:
+            links.page_link("app_pages/tables.py", f"{name} ({rows.get(name, 0)} rows)" + (" · new" if name in new else ""),
+                            icon=":material/table:", table=name)
+    elif last.get("rounds_added"):
+        st.caption("No new table: no recurring set of attributes reached the support and confidence thresholds yet.")
+    links.page_link("app_pages/schemas.py", "See the schemas being discovered →")
 
 
 # ------------------------------------------------------------------ upload and validation
@@ -144,8 +165,8 @@ files = st.file_uploader("JSON files, images, or one zip with both", accept_mult
 if files:
     payload = [(f.name, f.getvalue()) for f in files]
     digest = hashlib.sha256()
-    for name, data in payload:
-        digest.update(name.encode() + b"\0" + hashlib.sha256(data).digest())
+    for name, blob in payload:
+        digest.update(name.encode() + b"\0" + hashlib.sha256(blob).digest())
     key = (digest.hexdigest(), fmt_choice, allow_missing, cfg.max_upload_bytes, cfg.max_image_pixels,
            cfg.max_rounds_per_upload)
     cached = st.session_state.get("_upl_validation")
@@ -205,7 +226,4 @@ if last:
     if last.get("changed_rounds"):
         st.warning(f"{len(last['changed_rounds'])} round(s) already stored with other content were kept as stored: "
                    + ", ".join(last["changed_rounds"][:10]))
-    try:
-        st.page_link("pages/schemas.py", label="See the schemas being discovered →")
-    except Exception:  # the page runs outside the app's navigation (a test, or `streamlit run pages/upload.py`)
-        pass
+    build_links(last)

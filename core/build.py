@@ -80,9 +80,11 @@ def run_ocr(store: Store, ocr: OCR, progress: Progress = _noop) -> int:
     ).fetchall()
     done_by_sha: dict[str, tuple[str, str]] = {}
     done_ocr = 0
+    if todo:
+        progress("ocr", 0, len(todo))  # the stage shows before its first (slowest: models load) image
     for k in range(0, len(todo), OCR_COMMIT_EVERY):
         with store.transaction():
-            for image_id, sha in todo[k : k + OCR_COMMIT_EVERY]:
+            for j, (image_id, sha) in enumerate(todo[k : k + OCR_COMMIT_EVERY], start=k + 1):
                 hit = done_by_sha.get(sha) or store.ocr_by_sha(sha)
                 if hit is None:
                     data = store.image_bytes(image_id)
@@ -101,7 +103,7 @@ def run_ocr(store: Store, ocr: OCR, progress: Progress = _noop) -> int:
                     "UPDATE images SET ocr_text = ?, ocr_lines = ?, ocr_engine = ? WHERE image_id = ?",
                     [hit[0], hit[1], ocr.name, image_id],
                 )
-        progress("ocr", min(k + OCR_COMMIT_EVERY, len(todo)), len(todo))
+                progress("ocr", j, len(todo))  # per image: one OCR call takes seconds
     return done_ocr
 
 
@@ -169,7 +171,7 @@ def build(
     pending = store.rounds(pending_only=True)
     ocr_by_round = _ocr_texts(store, [r.round_id for _, r in pending])
     texts = [event_text(r, ocr_by_round.get(r.round_id, {})) for _, r in pending]
-    text_vectors = deps.text_encoder.encode(texts) if texts else np.zeros((0, deps.text_encoder.dim), np.float32)
+    text_vectors = _embed_texts(deps.text_encoder, texts, progress)
     image_vectors = _image_vectors(store, deps.image_encoder, pending)
     progress("embed", len(pending), len(pending))
     t0 = timer.add("embed", t0)
@@ -339,6 +341,21 @@ def _ocr_texts(store: Store, round_ids: list[str]) -> dict[str, dict[str, str]]:
     for rid, iid, text in rows:
         out.setdefault(rid, {})[iid] = text
     return out
+
+
+EMBED_CHUNK = 256  # texts per encoder call: the bar moves every few seconds on a long history
+
+
+def _embed_texts(encoder, texts: list[str], progress: Progress) -> np.ndarray:
+    """The texts' vectors in order, encoded in chunks so the "embed" stage reports real progress
+    (k of n rounds); an empty list gives a (0, dim) array."""
+    if not texts:
+        return np.zeros((0, encoder.dim), np.float32)
+    parts = []
+    for k in range(0, len(texts), EMBED_CHUNK):
+        progress("embed", k, len(texts))
+        parts.append(np.asarray(encoder.encode(texts[k : k + EMBED_CHUNK])))
+    return parts[0] if len(parts) == 1 else np.concatenate(parts, axis=0)
 
 
 def _image_vectors(store: Store, encoder: ImageEncoder, pending: list[tuple[int, Round]]) -> dict[str, np.ndarray]:

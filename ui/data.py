@@ -165,6 +165,16 @@ def merge_into(store, raw_attribute: str, into: str, config: Config = DEFAULT, l
     return align.merge_fields(store, raw_attribute, into, config, llm=llm)
 
 
+# ---------------------------------------------------------------------- analytic tables
+def table_sizes(store) -> dict[str, int]:
+    """name -> number of rows of every analytic table of the memory (empty before the first schema)."""
+    con = _con(store)
+    views = {v for (v,) in con.execute("SELECT view_name FROM duckdb_views()").fetchall()}
+    if "memory_tables" not in views:
+        return {}
+    return {str(n): int(r or 0) for n, r in con.execute("SELECT table_name, n_rows FROM memory_tables").fetchall()}
+
+
 # ---------------------------------------------------------------------- evaluation (core/evaluation)
 def qa_sources(store) -> dict[str, str]:
     """qa_id -> the input file (source) the question came from."""

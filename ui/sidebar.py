@@ -19,9 +19,10 @@ def _on_pick() -> None:
 
 
 def _on_create() -> None:
-    name = st.session_state.get("sb_new_name", "").strip()
-    safe = "".join(c for c in name if c.isalnum() or c in "-_") or "memory"
-    path = str(state.MEMORY_DIR / f"{safe}.duckdb")
+    target = state.new_memory_path(st.session_state.get("sb_new_name", ""))
+    if target is None:
+        return
+    path = str(target)
     state.put(state.STORE_PATH, path)
     st.session_state["sb_memory"] = path
     st.session_state["sb_new_name"] = ""
@@ -80,12 +81,20 @@ def render_sidebar() -> None:
             st.session_state["sb_memory"] = current
         st.selectbox("Memory file", options, key="sb_memory", on_change=_on_pick,
                      format_func=lambda p: Path(p).name,
-                     help="A DuckDB file holding one memory. New memories are created under memories/.")
-        st.text_input("New memory name", key="sb_new_name", placeholder="e.g. my-health-log")
+                     help=f"A DuckDB file holding one memory. New memories are created in {state.MEMORY_DIR}.")
+        st.text_input("New memory name", key="sb_new_name", placeholder="e.g. my-log, or /data/my-log.duckdb",
+                      help="A name creates NAME.duckdb in the memories folder; a path (with / or .duckdb) "
+                           "creates the file there.")
         st.button("Create new memory", key="sb_create", on_click=_on_create,
-                  disabled=not st.session_state.get("sb_new_name", "").strip())
+                  disabled=state.new_memory_path(st.session_state.get("sb_new_name", "")) is None)
         current = state.store_path()
-        st.caption(f"`{current}`" + ("" if Path(current).exists() else " (not built yet)"))
+        st.caption(f"`{current}`" + ("" if Path(current).exists() else " (not built yet: build it on Upload & build)"))
+        st.caption(f"New memories go to `{state.MEMORY_DIR}` (set ADAMM_MEMORY_DIR before `make run` to change "
+                   "it, or type a path). The address bar keeps the memory: reload or share the link.")
+        from_url = st.query_params.get(state.MEMORY_PARAM)
+        if from_url and from_url != current and state.url_memory_problem(from_url):
+            st.warning(f"The link's memory is not opened: {state.url_memory_problem(from_url)}.")
+        st.query_params[state.MEMORY_PARAM] = current  # a reload comes back to this memory
 
         st.subheader("Language model")
         backends = ["rules", "openai", "local"]

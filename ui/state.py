@@ -30,8 +30,45 @@ def put(key: str, value) -> None:
     st.session_state[key] = value
 
 
+MEMORY_PARAM = "memory"  # the URL's ?memory=PATH: a reload or a shared link keeps the chosen memory
+
+
+def url_memory_problem(path: str) -> str | None:
+    """Why the memory named in the URL is not opened (None: it can be). A link may name a .duckdb file
+    that exists, or a not-yet-built one in an existing folder (a memory created but not built before the
+    reload); the file is only created when something is built into it."""
+    p = Path(path).expanduser()
+    if p.suffix != ".duckdb":
+        return f"{path} is not a .duckdb memory file"
+    if not p.exists() and not (p.parent.is_dir() or p.parent.resolve() == MEMORY_DIR.resolve()):
+        return f"{path} does not exist and neither does its folder"
+    return None
+
+
 def store_path() -> str:
-    return str(st.session_state.get(STORE_PATH) or DEFAULT_STORE)
+    """The memory file in use: the session's choice, else the URL's ?memory= (when usable), else the demo."""
+    chosen = st.session_state.get(STORE_PATH)
+    if not chosen:
+        from_url = st.query_params.get(MEMORY_PARAM)
+        if from_url and url_memory_problem(from_url) is None:
+            chosen = str(Path(from_url).expanduser())
+            st.session_state[STORE_PATH] = chosen
+    return str(chosen or DEFAULT_STORE)
+
+
+def new_memory_path(text: str) -> Path | None:
+    """Where "Create new memory" puts the memory typed as `text`: a bare name goes to the memories folder
+    as NAME.duckdb (unsafe characters dropped); a path (with a / or ending in .duckdb) is used as given,
+    relative paths under the memories folder. None when nothing usable was typed."""
+    text = text.strip()
+    if not text:
+        return None
+    if "/" in text or text.endswith(".duckdb"):
+        p = Path(text).expanduser()
+        p = p if p.is_absolute() else MEMORY_DIR / p
+        return p if p.suffix == ".duckdb" else p.with_name(p.name + ".duckdb")
+    safe = "".join(c for c in text if c.isalnum() or c in "-_")
+    return MEMORY_DIR / f"{safe}.duckdb" if safe else None
 
 
 def backend() -> str:

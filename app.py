@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import streamlit as st
 
+from ui.resources import start_warmup
 from ui.sidebar import render_sidebar
 
 st.set_page_config(page_title="AdaMM Explorer", layout="wide")
@@ -21,6 +22,7 @@ PAGES = [
     st.Page("app_pages/evaluate.py", title="Evaluate"),
 ]
 
+start_warmup()  # models load in the background from the first run of the process, not at the first question
 page = st.navigation(PAGES)
 render_sidebar()
 page.run()

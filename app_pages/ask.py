@@ -11,8 +11,8 @@ import streamlit as st
 from core.errors import InputError
 from core.model import ImageRef
 from core.planning import ABLATIONS
-from ui import charts, state
-from ui.engine import config, cost_text, memory_version, query_engine
+from ui import charts, resources, state
+from ui.engine import config, cost_text, memory_version, query_engine, warm_in_background
 from ui.plan_editor import editor_section, gold_qa, versus_full
 from ui.resources import ocr_engine, page_store
 from ui.views import evidence_view, round_view, step_view
@@ -40,6 +40,12 @@ version = memory_version(store)
 def _engine():
     """The session's engine, created on first use (it loads the text encoder)."""
     return query_engine(store, path)
+
+
+if resources.WARMUP.is_ready("text encoder"):
+    warm_in_background(_engine())  # this memory's metadata is indexed while the question is typed
+elif resources.WARMUP.status().started is not None:
+    st.info(f"{resources.WARMUP.status().text()}: a question asked now is answered as soon as it is loaded.")
 
 
 # ------------------------------------------------------------------ question

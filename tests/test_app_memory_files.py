@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
-from test_app_pages import memeye_upload, memory_path, texts  # noqa: F401  (fixture)
+from test_app_pages import fake_models, memeye_upload, memory_path, texts  # noqa: F401  (fixtures)
 
 from ui import state
 

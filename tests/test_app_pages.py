@@ -76,6 +76,7 @@ def fake_models(monkeypatch):
     monkeypatch.setattr(resources, "text_encoder", lambda: enc)
     monkeypatch.setattr(resources, "image_encoder", lambda *a, **k: img)
     monkeypatch.setattr(resources, "ocr_engine", lambda: FakeOCR())
+    monkeypatch.setattr(resources, "start_warmup", lambda: None)  # no real model loading in page tests
 
 
 def page(name: str, path: str) -> AppTest:

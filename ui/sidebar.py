@@ -11,7 +11,7 @@ from core.llm import truthy
 
 from . import state
 from .engine import gguf_problem, probe_model
-from .resources import memory_files
+from .resources import WARMUP, memory_files
 
 
 def _on_pick() -> None:
@@ -72,8 +72,17 @@ def _endpoint_inputs() -> None:
     state.put(state.LLM_SETTINGS, typed)
 
 
+def _model_status() -> None:
+    """What the background loading is doing; redrawn every second while something still loads."""
+    status = WARMUP.status()
+    box = st.caption if status.ready or status.started is None else st.info
+    box(status.text())
+
+
 def render_sidebar() -> None:
     with st.sidebar:
+        loading = not WARMUP.status().ready
+        st.fragment(_model_status, run_every=1.0 if loading else None)()
         st.subheader("Memory")
         current = state.store_path()
         options = list(dict.fromkeys([current, str(state.DEFAULT_STORE), *memory_files(state.MEMORY_DIR)]))

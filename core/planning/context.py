@@ -264,6 +264,12 @@ class ContextBuilder:
                 have[k] = self._emb[k] = np.asarray(v, dtype=np.float32)
         return np.stack([have[k] for k in keys])
 
+    def warm(self) -> int:
+        """Embed and index every candidate's metadata now (tables and episodes) so the first question
+        does not wait for it; returns the number of candidates. Safe to call from a background thread."""
+        texts, _, _, _ = self._candidates(True, True, None)
+        return len(texts)
+
     def episodes(self) -> list[tuple[str, str]]:
         cur = self.con.cursor()
         try:

@@ -12,6 +12,7 @@ from core.errors import InputError
 from core.model import ImageRef
 from core.planning import ABLATIONS
 from ui import charts, resources, state
+from ui.attribution_text import decisive_sentence
 from ui.engine import config, cost_text, memory_version, query_engine, warm_in_background
 from ui.plan_editor import editor_section, gold_qa, versus_full
 from ui.resources import ocr_engine, page_store
@@ -319,6 +320,10 @@ def attribution_section(tr: dict) -> None:
     rows = [dict(r, text=u.text) for r, u in zip(res.to_list(), res.values)]
     st.plotly_chart(charts.attribution_figure(rows, v_full=res.v_full, v_empty=res.v_empty), width="stretch",
                     key="ask_attr_chart", on_select=_pick_bar, selection_mode="points")
+    decided = decisive_sentence(res, tr["answer"]["text"],
+                                next((charts.attribution_label(r) for r in rows if r["unit"] == res.decisive), None))
+    if decided:
+        st.info(decided)
     if len(res.answers) > 1:
         st.caption("Answers from subsets: " + "; ".join(f"“{a[:60]}” ×{n}" for a, n in res.answers[:5]))
     linked = [i for i, r in enumerate(rows) if r["rounds"]]

@@ -225,7 +225,10 @@ class AttributionResult:
     (values sum to v_full - v_empty); calls: answerer calls made (the full set
     reuses the trace's answer and costs none); exact: every subset evaluated;
     reference: what agreement was measured against ("answer" or "gold");
-    answers: the distinct answers seen, with how many subsets gave each.
+    answers: the distinct answers seen, with how many subsets gave each;
+    decisive: the unit holding at least 90 % of the value (v_full - v_empty), when one does, and
+    answer_without: the answer the answerer gives from every unit but that one (None when a sampled
+    estimate did not evaluate that subset: the budget is not exceeded for it).
     """
 
     values: tuple[UnitValue, ...]
@@ -240,6 +243,8 @@ class AttributionResult:
     answerer: str = "rules"
     fallbacks: int = 0
     answers: tuple[tuple[str, int], ...] = ()
+    decisive: str | None = None
+    answer_without: str | None = None
 
     def value_of(self, unit: str) -> float:
         """The unit's value; KeyError for a unit that is not in the evidence."""
@@ -257,7 +262,8 @@ class AttributionResult:
         return {"values": self.to_list(), "v_full": self.v_full, "v_empty": self.v_empty, "calls": self.calls,
                 "exact": self.exact, "reference": self.reference, "reference_text": self.reference_text,
                 "graded": self.graded, "budget": self.budget, "answerer": self.answerer,
-                "fallbacks": self.fallbacks, "answers": [list(a) for a in self.answers]}
+                "fallbacks": self.fallbacks, "answers": [list(a) for a in self.answers],
+                "decisive": self.decisive, "answer_without": self.answer_without}
 
 
 # ---------------------------------------------------------------- answering from a subset
@@ -386,8 +392,11 @@ def attribute(engine, trace, *, gold: str | None = None, kind: str | None = None
             raise InputError("attribution", "gold", str(e)) from None
         return float(x) if graded else float(x >= threshold - 1e-9)
 
+    texts: dict[frozenset, str] = {}
+
     def v(keep: frozenset) -> float:
         text = trace.answer.text if keep == frozenset(ids) else answer_text(keep)
+        texts[keep] = text
         answers[text] = answers.get(text, 0) + 1
         return score(text)
 
@@ -406,11 +415,27 @@ def attribute(engine, trace, *, gold: str | None = None, kind: str | None = None
         exact = len(memo.cache) >= 2 ** len(ids)
     values = tuple(UnitValue(uid, phi.get(uid, 0.0), tuple(u.rounds), u.kind, step, u.text[:200])
                    for uid, u, step in players)
+    decisive = _decisive(values, memo(frozenset(ids)) - memo(frozenset()))
+    without = None
+    if decisive is not None:
+        rest = frozenset(ids) - {decisive}
+        without = texts.get(rest)  # None when sampling did not visit it: no call beyond the budget
     return AttributionResult(
         values=values, v_full=memo(frozenset(ids)), v_empty=memo(frozenset()), calls=calls, exact=exact,
         reference=reference, reference_text=ref_text, graded=graded, budget=used_budget,
         answerer=answerer.name if answerer is not None else rules.name, fallbacks=fallbacks,
-        answers=tuple(sorted(answers.items(), key=lambda kv: -kv[1])))
+        answers=tuple(sorted(answers.items(), key=lambda kv: -kv[1])), decisive=decisive, answer_without=without)
+
+
+DECISIVE_SHARE = 0.9
+
+
+def _decisive(values: Sequence[UnitValue], total: float) -> str | None:
+    """The unit whose value is at least DECISIVE_SHARE of `total` (v_full - v_empty), or None."""
+    if not values or abs(total) < 1e-9:
+        return None
+    top = max(values, key=lambda u: abs(u.value))
+    return top.unit if top.value / total >= DECISIVE_SHARE else None
 
 
 def attribute_trace(engine, trace, **kw) -> list[dict]:

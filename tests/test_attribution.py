@@ -293,3 +293,18 @@ def test_real_minilm_and_hierarchy_attribution(tmp_path):
         assert "Miso" in eng.ask("What did I name my kitten?").answer.text  # ranking with utility still answers
     finally:
         con.close()
+
+
+def test_a_deciding_unit_is_named_with_the_answer_given_without_it(engine):
+    trace = engine.ask("What did I name my kitten?")
+    res = attribute(engine, trace)
+    kitten = next(u for u in trace.evidence if "Miso" in u.text)
+    assert res.decisive == kitten.unit_id
+    assert res.answer_without is not None and "Miso" not in res.answer_without
+    assert res.to_dict()["decisive"] == kitten.unit_id
+
+
+def test_shared_credit_has_no_deciding_unit(engine):
+    trace = engine.ask("Which days did I sleep more than 9 hours?")
+    res = attribute(engine, trace)
+    assert res.decisive is None and res.answer_without is None

@@ -3,12 +3,13 @@ support / confidence timeline round by round; try other thresholds."""
 from __future__ import annotations
 
 import json
+import math
 
 import streamlit as st
 
 from core.config import DEFAULT
 from core.induction import STATUSES, attribute_stream, decode_pattern, reinduce
-from ui import charts, engine, state
+from ui import charts, engine, induction_text, state
 from ui import data as memdata
 from ui import fields as fieldview
 from ui.engine import memory_version
@@ -18,7 +19,6 @@ STATUS_LABEL = {
     "below_support": "below support", "below_all_conf": "below all-confidence", "admitted": "admitted",
     "subsumed": "subsumed", "extension_pending": "extension pending", "evolved": "evolved (admitted)",
 }
-MAX_CHART_PATTERNS = 8
 
 path = state.store_path()
 st.title("Schema induction")
@@ -118,7 +118,7 @@ def _change(run, what: str) -> None:
     if kind == "success":
         st.cache_data.clear()  # the memory's tables changed, maybe without changing memory_version
         st.session_state.pop(engine._ENGINES, None)  # query engines hold the old table catalog
-        for k in ("sch_patterns_stored", "sch_patterns_alt", "sch_use_alt"):
+        for k in ("sch_also_stored", "sch_also_alt", "sch_use_alt"):
             st.session_state.pop(k, None)  # the patterns picked may no longer exist
     st.session_state["_fld_msg"] = (kind, text)
     st.rerun()
@@ -188,11 +188,11 @@ with st.expander("Try other thresholds (re-runs induction on the stored observat
     else:
         stored_sets = {frozenset(s["attributes"]) for s in data["schemas"]}
         alt_sets = {frozenset(s["attributes"]) for s in alt["schemas"]}
-        rows = [{"attributes": ", ".join(s["attributes"]), "discovered at round": s["discovered"],
-                 "evolved at round": s["updated"] if s["updated"] != s["discovered"] else None,
+        rows = [{"attributes": ", ".join(s["attributes"]), "discovered at round": str(s["discovered"]),
+                 "evolved at round": str(s["updated"]) if s["updated"] != s["discovered"] else "",
                  "compared with stored": "same" if frozenset(s["attributes"]) in stored_sets else "new"}
                 for s in alt["schemas"]]
-        rows += [{"attributes": ", ".join(s["attributes"]), "discovered at round": None, "evolved at round": None,
+        rows += [{"attributes": ", ".join(s["attributes"]), "discovered at round": "", "evolved at round": "",
                   "compared with stored": "only in stored"}
                  for s in data["schemas"] if frozenset(s["attributes"]) not in alt_sets]
         st.markdown(f"With θ_s = {ws}, θ_a = {wa:.2f}, θ_e = {we:.2f}: **{len(alt['schemas'])} schema(s)** "
@@ -208,23 +208,48 @@ thr = {"theta_s": ws, "theta_a": wa, "theta_e": we} if use_alt else th
 # ------------------------------------------------------------------ replay
 st.subheader("Replay" + (" (what-if thresholds)" if use_alt else ""))
 timeline, events = src["timeline"], src["events"]
+# what-if schemas have no tables: their ids are not the stored ones
+tables = {} if use_alt else {int(s["schema_id"]): s["table"] for s in data["schemas"]}
+final = {int(s["schema_id"]): tuple(sorted(s["attributes"])) for s in src["schemas"]}
+table_of: dict[tuple, str] = {}  # pattern -> the name of the schema it is (or was, before it grew)
+for e in events:
+    if e["kind"] in ("discovered", "evolved"):
+        p, sid = tuple(e["pattern"]), int(e["schema_id"])
+        name = induction_text.schema_name(sid, tables)
+        table_of[p] = name if tuple(sorted(p)) == final.get(sid) else f"{name} (until it grew)"
+
+highlighted = charts.highlighted_patterns(timeline, events)
 best: dict[tuple, int] = {}
 for r in timeline:
     best[r["pattern"]] = max(best.get(r["pattern"], 0), r["support"])
-important = []
-for e in events:
-    for p in (e["pattern"], e["previous"]):
-        if p and p not in important:
-            important.append(p)
-ranked = important + sorted((p for p in best if p not in important), key=lambda p: (-best[p], p))
-options = ranked[:60]
-defaults = [p for p in options if p in important][:MAX_CHART_PATTERNS] or options[:MAX_CHART_PATTERNS]
-picked = st.multiselect("Patterns on the charts", options, default=defaults, format_func=charts.pattern_label,
-                        key=f"sch_patterns_{'alt' if use_alt else 'stored'}")
+others = sorted((p for p in best if p not in highlighted), key=lambda p: (-best[p], p))[:60]
+
+
+def _option_label(p: tuple) -> str:
+    full = charts.pattern_label(p)
+    return f"{table_of[p]} — {full}" if p in table_of else full
+
+
+also = st.multiselect("Show also", others, default=[], format_func=_option_label,
+                      key=f"sch_also_{'alt' if use_alt else 'stored'}")
+drawn = list(highlighted) + [p for p in also if p not in highlighted]
+colors = charts.pattern_colors(drawn)
+names = charts.legend_names(drawn, table_of)
+st.caption(f"The charts draw the {len(highlighted)} pattern(s) that became schemas first, then the most frequent "
+           f"({', '.join(names[p] for p in highlighted) or 'none yet'}); hover a line for its attributes"
+           + (f", and add any of {len(others)} more above." if others else "."))
 
 if "sch_round" not in st.session_state or not first <= st.session_state["sch_round"] <= last:
     st.session_state["sch_round"] = last
 playing = bool(st.session_state.get("sch_playing"))
+
+TICK_S = 0.5  # seconds between two replay frames
+TICKS = {"slow": 60, "normal": 40, "fast": 20}  # frames for the whole replay, whatever its length
+
+
+def replay_step(n_rounds: int, speed: str) -> int:
+    """Rounds one frame advances so that the whole replay takes TICKS[speed] frames (at least 1 round)."""
+    return max(1, math.ceil(n_rounds / TICKS[speed]))
 
 
 def _toggle_play() -> None:
@@ -234,13 +259,44 @@ def _toggle_play() -> None:
         st.session_state["sch_round"] = first  # play from the start when at the end
 
 
-c_play, c_speed = st.columns([1, 3])
+c_play, c_speed, c_note = st.columns([1, 2, 3], vertical_alignment="center")
 c_play.button("Pause" if playing else "Play", icon=":material/pause:" if playing else ":material/play_arrow:",
               on_click=_toggle_play, key="sch_play")
-step_size = c_speed.select_slider("Rounds per frame", [1, 2, 5, 10, 25, 50], value=1, key="sch_speed")
+speed = c_speed.segmented_control("Speed", list(TICKS), default="normal", key="sch_speed") or "normal"
+step_size = replay_step(last - first, speed)
+frames = math.ceil((last - first) / step_size) if last > first else 0
+c_note.caption(f"Play moves {step_size} round(s) every {TICK_S:g} s: about {frames * TICK_S:.0f} s from round "
+               f"{first} to round {last}. Pick any round with the slider.")
 
 
-@st.fragment(run_every=0.8 if playing else None)
+def _status_rows(t: int) -> list[dict]:
+    """The candidates as of round t (each pattern's latest statistics at or before t), with why."""
+    latest: dict[tuple, dict] = {}
+    for r in timeline:
+        if r["round_order"] <= t:
+            latest[r["pattern"]] = r
+    rank = {s: i for i, s in enumerate(("evolved", "admitted", "extension_pending", "below_all_conf",
+                                         "below_support", "subsumed"))}
+    rows = sorted(latest.values(), key=lambda r: (rank.get(r["status"], 9), -r["support"], r["pattern"]))[:40]
+    stream_upto = [(o, set(a)) for o, a in data["stream"] if o <= t]
+    params = {} if use_alt else data["params"]
+    table = []
+    for r in rows:
+        behind = [data["round_ids"].get(o, str(o)) for o, a in stream_upto if set(r["pattern"]) <= a]
+        table.append({
+            "pattern": charts.pattern_label(r["pattern"]), "status": STATUS_LABEL.get(r["status"], r["status"]),
+            "why": induction_text.explain(r, thresholds=thr, events=events, stream=data["stream"], tables=tables,
+                                          params=params),
+            "support": r["support"],
+            "all-conf": f"{r['all_conf']:.3f}" if r["all_conf"] is not None else "",
+            "ext-conf": f"{r['ext_conf']:.3f}" if r["ext_conf"] is not None else "",
+            "schema": induction_text.schema_name(r["schema_id"], tables), "as of round": r["round_order"],
+            "rounds behind it": ", ".join(behind[-12:]) + (f" (+{len(behind) - 12} earlier)" if len(behind) > 12 else ""),
+        })
+    return table
+
+
+@st.fragment(run_every=TICK_S if playing else None)
 def replay() -> None:
     if st.session_state.get("sch_playing"):
         nxt = min(last, st.session_state.get("sch_round", first) + step_size)
@@ -253,44 +309,30 @@ def replay() -> None:
     else:
         t = last
         st.caption(f"Round {t}")
-    rid = data["round_ids"].get(t, "")
+    rid = data["round_ids"].get(t) or ""
     attrs = dict(data["stream"]).get(t, ())
-    st.markdown(f"**Round {t}** `{rid}` · attributes: " + (", ".join(f"`{a}`" for a in attrs) or "none"))
-    happened = [e for e in events if e["round_order"] == t]
-    for e in happened:
-        msg = f"{e['kind']}: {charts.pattern_label(e['pattern'])}"
+    st.markdown(f"**Round {t}** " + (f"`{rid}` " if rid else "") + "· attributes: "
+                + (", ".join(f"`{a}`" for a in attrs) or "none"))
+    for e in (e for e in events if e["round_order"] == t):
+        what = charts.pattern_label(e["pattern"])
+        if e["kind"] in ("discovered", "evolved"):
+            what = f"{induction_text.schema_name(e['schema_id'], tables)} = {what}"
+        msg = f"{e['kind']}: {what}"
         if e["previous"]:
             msg += f" (from {charts.pattern_label(e['previous'])})"
         (st.success if e["kind"] != "candidate" else st.info)(msg)
-    sel = set(picked)
+    sel = set(drawn)
     tl = [r for r in timeline if r["pattern"] in sel]
-    st.plotly_chart(charts.support_figure(tl, events, thr["theta_s"], upto=t, at_round=t), key="sch_supp",
-                    width="stretch")
-    st.plotly_chart(charts.confidence_figure(tl, events, thr["theta_a"], thr["theta_e"], upto=t, at_round=t),
-                    key="sch_conf", width="stretch")
-
-    # candidates as of round t: each pattern's latest statistics at or before t
-    latest: dict[tuple, dict] = {}
-    for r in timeline:
-        if r["round_order"] <= t:
-            latest[r["pattern"]] = r
-    rank = {s: i for i, s in enumerate(("evolved", "admitted", "extension_pending", "below_all_conf",
-                                         "below_support", "subsumed"))}
-    rows = sorted(latest.values(), key=lambda r: (rank.get(r["status"], 9), -r["support"], r["pattern"]))[:40]
-    stream_upto = [(o, set(a)) for o, a in data["stream"] if o <= t]
-    table = []
-    for r in rows:
-        behind = [data["round_ids"].get(o, str(o)) for o, a in stream_upto if set(r["pattern"]) <= a]
-        table.append({
-            "pattern": charts.pattern_label(r["pattern"]), "status": STATUS_LABEL.get(r["status"], r["status"]),
-            "support": r["support"], "all-conf": round(r["all_conf"], 3) if r["all_conf"] is not None else None,
-            "ext-conf": round(r["ext_conf"], 3) if r["ext_conf"] is not None else None,
-            "schema": r["schema_id"], "as of round": r["round_order"],
-            "rounds behind it": ", ".join(behind[-12:]) + (f" (+{len(behind) - 12} earlier)" if len(behind) > 12 else ""),
-        })
-    st.markdown(f"**Candidates at round {t}** (statuses: {', '.join(STATUS_LABEL[s] for s in STATUSES)})")
+    st.plotly_chart(charts.support_figure(tl, events, thr["theta_s"], upto=t, at_round=t, names=names,
+                                          colors=colors), key="sch_supp", width="stretch")
+    st.plotly_chart(charts.confidence_figure(tl, events, thr["theta_a"], thr["theta_e"], upto=t, at_round=t,
+                                             names=names, colors=colors), key="sch_conf", width="stretch")
+    table = _status_rows(t)
+    st.markdown(f"**Candidates at round {t}** (statuses: {', '.join(STATUS_LABEL[s] for s in STATUSES)}); "
+                "*why* gives the numbers that decided each status at the round it was last computed.")
     if table:
-        st.dataframe(table, hide_index=True, width="stretch", key="sch_cands")
+        st.dataframe(table, hide_index=True, width="stretch", key="sch_cands",
+                     column_config={"why": st.column_config.TextColumn(width="large")})
     else:
         st.caption("No pattern of at least two attributes has been seen yet.")
 

@@ -61,6 +61,38 @@ def test_confidence_figure_draws_both_thresholds_and_marks_events_at_their_confi
     assert ext.line.dash == "dash"
 
 
+def test_highlighted_patterns_puts_the_schemas_first_then_the_highest_support():
+    rows = [{"round_order": 9, "pattern": p, "support": n}
+            for p, n in ((("x", "y"), 30), (("u", "v"), 20), (("p", "q"), 10), (("k", "l"), 5), (A, 6), (B, 4))]
+    assert charts.highlighted_patterns(rows, EVENTS) == [A, B, ("x", "y"), ("u", "v")]
+    assert len(charts.highlighted_patterns(rows, EVENTS, k=2)) == 2
+
+
+def test_legend_names_are_table_names_or_short_and_distinct():
+    long1 = ("my_value", "my_value_qualifier", "other", "other_value", "other_value_qualifier", "points")
+    long2 = ("my_value", "my_value_qualifier", "other", "other_value", "winner")
+    names = charts.legend_names([A, B, long1, long2], {B: "sleep_log"})
+    assert names[B] == "sleep_log" and names[A] == charts.pattern_label(A)
+    assert all(len(n) <= 40 for n in names.values()) and len(set(names.values())) == 4
+    assert "more" in names[long1]
+
+
+def test_timeline_figures_colour_each_pattern_alike_and_mark_events_only_on_drawn_lines():
+    colors = charts.pattern_colors([A, B])
+    names = {A: "a_log", B: "b_log"}
+    only_b = [r for r in TIMELINE if r["pattern"] == B]
+    sup = charts.support_figure(only_b, EVENTS, theta_s=4, names=names, colors=colors)
+    assert "discovered" not in {t.name for t in sup.data}  # A is discovered, and A is not drawn
+    evo = _trace(sup, "evolved")
+    assert list(evo.marker.color) == [colors[B]] and _trace(sup, "b_log").line.color == colors[B]
+    assert "resting_heart_rate + sleep_duration + sleep_score" in _trace(sup, "b_log").hovertemplate
+    conf = charts.confidence_figure(TIMELINE, EVENTS, 0.6, 0.8, names=names, colors=colors)
+    assert _trace(conf, "all-conf: a_log").line.color == colors[A]
+    assert _trace(conf, "ext-conf: b_log").line.color == _trace(conf, "all-conf: b_log").line.color == colors[B]
+    assert list(_trace(conf, "discovered").marker.color) == [colors[A]]
+    assert len(set(charts.pattern_colors([("a",), ("b",), ("c",), ("d",)]).values())) == 4
+
+
 def test_column_figure_skips_missing_values():
     fig = charts.column_figure(["2026-03-01", "2026-03-02", "2026-03-03"], [7.0, None, 8.5], column="sleep",
                                unit="h", rounds=["S1:R1", "S1:R2", "S1:R3"])

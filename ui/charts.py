@@ -14,6 +14,8 @@ from typing import Iterable, Mapping, Sequence
 
 import plotly.graph_objects as go
 
+from core.hierarchy.naming import trim_words
+
 EVENT_STYLE = {
     "discovered": dict(symbol="star", size=14, color="#2ca02c"),
     "evolved": dict(symbol="diamond", size=12, color="#d62728"),
@@ -28,6 +30,61 @@ def pattern_label(pattern: Sequence[str] | str) -> str:
     if isinstance(pattern, str):
         pattern = pattern.split("|") if pattern else ()
     return " + ".join(pattern) or "(empty)"
+
+
+# Okabe–Ito colours: told apart by colour-blind readers too; the first four are for the highlighted patterns.
+TIMELINE_COLORS = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#56B4E9", "#D55E00", "#000000", "#999999")
+HIGHLIGHTED = 4  # patterns drawn by default on the induction timeline
+
+
+def short_label(pattern: Sequence[str], limit: int = 32) -> str:
+    """pattern_label cut to about `limit` characters: 'a + b + 3 more' (the full text belongs in the hover)."""
+    full = pattern_label(pattern)
+    if len(full) <= limit:
+        return full
+    kept: list[str] = []
+    for a in pattern:
+        if kept and len(" + ".join(kept + [a])) > limit - 9:
+            break
+        kept.append(a)
+    return " + ".join(kept) + f" + {len(pattern) - len(kept)} more"
+
+
+def legend_names(patterns: Iterable[Sequence[str]], tables: Mapping[tuple[str, ...], str] | None = None
+                 ) -> dict[tuple[str, ...], str]:
+    """pattern -> its short legend name: the table it became (`tables`), else short_label; a shortened name
+    shared by two patterns gets a number, so every legend entry stays distinct."""
+    tables = dict(tables or {})
+    out: dict[tuple[str, ...], str] = {}
+    used: dict[str, int] = {}
+    for p in patterns:
+        p = tuple(p)
+        name = tables.get(p) or short_label(p)
+        used[name] = used.get(name, 0) + 1
+        out[p] = name if used[name] == 1 else f"{name} ({used[name]})"
+    return out
+
+
+def pattern_colors(patterns: Iterable[Sequence[str]]) -> dict[tuple[str, ...], str]:
+    """pattern -> a line colour, TIMELINE_COLORS in the given order (cycling past eight)."""
+    return {tuple(p): TIMELINE_COLORS[i % len(TIMELINE_COLORS)] for i, p in enumerate(patterns)}
+
+
+def highlighted_patterns(timeline: Iterable[Mapping], events: Iterable[Mapping], k: int = HIGHLIGHTED
+                         ) -> list[tuple[str, ...]]:
+    """The `k` patterns the timeline draws by default: the ones that became schemas (discovered or evolved
+    into, in event order) first, then the highest support reached, ties by pattern."""
+    made: list[tuple[str, ...]] = []
+    for e in events:
+        p = tuple(e["pattern"])
+        if e["kind"] in ("discovered", "evolved") and p not in made:
+            made.append(p)
+    best: dict[tuple[str, ...], int] = {}
+    for r in timeline:
+        p = tuple(r["pattern"])
+        best[p] = max(best.get(p, 0), int(r["support"]))
+    rest = sorted((p for p in best if p not in made), key=lambda p: (-best[p], p))
+    return (made + rest)[:k]
 
 
 def _threshold(fig: go.Figure, y: float, name: str, color: str, *, row_label: str | None = None) -> None:
@@ -62,44 +119,62 @@ def _series(rows: Iterable[Mapping], value: str, upto: int | None) -> dict[tuple
     return out
 
 
-def _event_markers(fig: go.Figure, events: Iterable[Mapping], y_of, upto: int | None) -> None:
-    """One marker trace per event kind; y_of(event) gives the marker's height (None: skip)."""
-    by_kind: dict[str, list[tuple[int, float, str]]] = defaultdict(list)
+def _event_markers(fig: go.Figure, events: Iterable[Mapping], y_of, upto: int | None,
+                   colors: Mapping[tuple[str, ...], str]) -> None:
+    """One marker trace per event kind, for the events of the drawn patterns only (`colors`: drawn pattern ->
+    its line colour, which the marker takes); y_of(event) gives the marker's height (None: skip)."""
+    by_kind: dict[str, list[tuple[int, float, str, str]]] = defaultdict(list)
     for e in events:
         if e["kind"] not in ("discovered", "evolved") or (upto is not None and e["round_order"] > upto):
             continue
+        color = colors.get(tuple(e["pattern"]))
         y = y_of(e)
-        if y is None:
+        if y is None or color is None:  # a star on no line would point at nothing
             continue
         what = f"{e['kind']}: {pattern_label(e['pattern'])}"
         if e.get("previous"):
             what += f"<br>from {pattern_label(e['previous'])}"
-        by_kind[e["kind"]].append((int(e["round_order"]), float(y), what))
+        by_kind[e["kind"]].append((int(e["round_order"]), float(y), what, color))
     for kind, pts in by_kind.items():
+        style = dict(EVENT_STYLE[kind], color=[p[3] for p in pts], line=dict(color="#222222", width=1))
         fig.add_trace(go.Scatter(
             x=[p[0] for p in pts], y=[p[1] for p in pts], mode="markers", name=kind,
-            marker=EVENT_STYLE[kind], text=[p[2] for p in pts], hovertemplate="round %{x}<br>%{text}<extra></extra>",
+            marker=style, text=[p[2] for p in pts], hovertemplate="round %{x}<br>%{text}<extra></extra>",
         ))
 
 
+def _styles(patterns: Iterable[tuple[str, ...]], names, colors) -> tuple[dict, dict]:
+    """(legend name, colour) of every pattern drawn: the caller's when given, else its label and the palette."""
+    patterns = list(patterns)
+    names = {**{p: pattern_label(p) for p in patterns}, **dict(names or {})}
+    colors = {**pattern_colors(patterns), **dict(colors or {})}
+    return names, colors
+
+
 def support_figure(timeline: Sequence[Mapping], events: Sequence[Mapping], theta_s: int, *,
-                   upto: int | None = None, at_round: int | None = None, title: str = "Support") -> go.Figure:
-    """Support of each pattern over rounds (step lines), θ_s drawn, schema events marked.
+                   upto: int | None = None, at_round: int | None = None, title: str = "Support",
+                   names: Mapping[tuple[str, ...], str] | None = None,
+                   colors: Mapping[tuple[str, ...], str] | None = None) -> go.Figure:
+    """Support of each pattern over rounds (step lines), θ_s drawn, schema events marked on their line.
 
     timeline: rows with round_order, pattern (tuple of attributes), support.
     events: rows with round_order, kind, pattern, previous, numbers (dict with supp).
     upto: draw nothing after this round (the replay position); at_round: a vertical cursor.
+    names / colors: pattern -> legend name / line colour (default: the full label / TIMELINE_COLORS in
+    order); the hover always shows the full attribute list.
     """
     fig = go.Figure()
     series = _series(timeline, "support", upto)
+    names, colors = _styles(series, names, colors)
     for pattern, pts in series.items():
         fig.add_trace(go.Scatter(
             x=[p[0] for p in pts], y=[p[1] for p in pts], mode="lines+markers", line_shape="hv",
-            name=pattern_label(pattern), marker=dict(size=4),
+            name=names[pattern], marker=dict(size=4), line=dict(color=colors[pattern], width=2.5),
             hovertemplate="round %{x}<br>support %{y}<extra>" + html.escape(pattern_label(pattern)) + "</extra>",
         ))
     _threshold(fig, float(theta_s), "θ_s", "#d62728")
-    _event_markers(fig, events, lambda e: dict(e.get("numbers") or {}).get("supp"), upto)
+    _event_markers(fig, events, lambda e: dict(e.get("numbers") or {}).get("supp"), upto,
+                   {p: colors[p] for p in series})
     _cursor(fig, at_round)
     fig.update_layout(title=title, xaxis_title="round", yaxis_title="support (rounds)", height=_height(fig),
                       legend=_LEGEND, margin=dict(l=40, r=20, t=50, b=40))
@@ -108,14 +183,21 @@ def support_figure(timeline: Sequence[Mapping], events: Sequence[Mapping], theta
 
 def confidence_figure(timeline: Sequence[Mapping], events: Sequence[Mapping], theta_a: float, theta_e: float, *,
                       upto: int | None = None, at_round: int | None = None,
-                      title: str = "All-confidence and extension-confidence") -> go.Figure:
-    """all-conf (solid) and ext-conf (dashed) per pattern over rounds, θ_a and θ_e drawn, events marked."""
+                      title: str = "All-confidence and extension-confidence",
+                      names: Mapping[tuple[str, ...], str] | None = None,
+                      colors: Mapping[tuple[str, ...], str] | None = None) -> go.Figure:
+    """all-conf (solid) and ext-conf (dashed) per pattern over rounds, in the pattern's colour, θ_a and θ_e
+    drawn, events marked on their pattern's line. names / colors as in support_figure."""
     fig = go.Figure()
+    series = {value: _series(timeline, value, upto) for value in ("all_conf", "ext_conf")}
+    drawn = list(dict.fromkeys([*series["all_conf"], *series["ext_conf"]]))
+    names, colors = _styles(drawn, names, colors)
     for value, dash, prefix in (("all_conf", "solid", "all-conf"), ("ext_conf", "dash", "ext-conf")):
-        for pattern, pts in _series(timeline, value, upto).items():
+        for pattern, pts in series[value].items():
             fig.add_trace(go.Scatter(
-                x=[p[0] for p in pts], y=[p[1] for p in pts], mode="lines+markers", line=dict(dash=dash),
-                name=f"{prefix}: {pattern_label(pattern)}", marker=dict(size=4), legendgroup=prefix,
+                x=[p[0] for p in pts], y=[p[1] for p in pts], mode="lines+markers",
+                line=dict(dash=dash, color=colors[pattern], width=2.5),
+                name=f"{prefix}: {names[pattern]}", marker=dict(size=4), legendgroup=prefix,
                 hovertemplate="round %{x}<br>" + prefix + " %{y:.2f}<extra>"
                 + html.escape(pattern_label(pattern)) + "</extra>",
             ))
@@ -126,7 +208,7 @@ def confidence_figure(timeline: Sequence[Mapping], events: Sequence[Mapping], th
         n = dict(e.get("numbers") or {})
         return n.get("all_conf") if e["kind"] == "discovered" else n.get("ext_conf")
 
-    _event_markers(fig, events, y_of, upto)
+    _event_markers(fig, events, y_of, upto, {p: colors[p] for p in drawn})
     _cursor(fig, at_round)
     fig.update_layout(title=title, xaxis_title="round", yaxis_title="confidence", yaxis_range=[0, 1.05],
                       height=_height(fig), legend=_LEGEND, margin=dict(l=40, r=20, t=50, b=40))
@@ -159,12 +241,11 @@ def hierarchy_figure(nodes: Sequence[Mapping], *, hits: Mapping[str, float] | No
         raise ValueError(f"kind must be sunburst or treemap, got {kind!r}")
     hits = dict(hits or {})
     ids = {n["node_id"] for n in nodes}
-    ids_out, labels, parents, values, colors, custom = ["memory"], ["memory"], [""], [0], ["#ffffff"], [""]
+    ids_out, names, parents, values, colors, custom = ["memory"], ["memory"], [""], [0], ["#ffffff"], [""]
     for n in nodes:
         parent = n.get("parent_id") if n.get("parent_id") in ids else "memory"
         ids_out.append(n["node_id"])
-        lbl = n.get("label") or n["node_id"]
-        labels.append(f"{lbl[:40]}" + (f" ({n.get('n_members', 0)})" if n["level"] != "event" else ""))
+        names.append(n.get("label") or n["node_id"])
         parents.append(parent)
         # leaves carry the count; branchvalues="remainder" lets parents add up their children. A node may
         # carry its own "weight": the events it stands for that are not drawn (see bound_tree)
@@ -175,15 +256,52 @@ def hierarchy_figure(nodes: Sequence[Mapping], *, hits: Mapping[str, float] | No
             colors.append("#e45756")
         else:
             colors.append(LEVEL_COLORS.get(n["level"], "#cccccc"))
-        custom.append(f"{n['level']} {n['node_id']}" + (f" · hit {hits[n['node_id']]:.2f}" if n["node_id"] in hits else ""))
+        members = f" · {n.get('n_members', 0)} members" if n["level"] != "event" else ""
+        custom.append(f"{n['level']} {n['node_id']}{members}"
+                      + (f" · hit {hits[n['node_id']]:.2f}" if n["node_id"] in hits else ""))
     trace_cls = go.Sunburst if kind == "sunburst" else go.Treemap
+    shape = dict(insidetextorientation="auto") if kind == "sunburst" else {}
     fig = go.Figure(trace_cls(
-        ids=ids_out, labels=labels, parents=parents, values=values, branchvalues="remainder",
+        ids=ids_out, labels=[html.escape(x) for x in names], parents=parents, values=values,
+        branchvalues="remainder", textinfo="text",
+        text=[html.escape(x) for x in _sector_texts(ids_out, parents, values, names)],
         marker=dict(colors=colors), customdata=custom, hovertemplate="%{customdata}<br>%{label}<extra></extra>",
-        maxdepth=3,
+        maxdepth=3, **shape,
     ))
-    fig.update_layout(height=560, margin=dict(l=0, r=0, t=30, b=0))
+    # the browser hides what still does not fit at a readable size (a sector narrowed by zooming out)
+    fig.update_layout(height=560, margin=dict(l=0, r=0, t=30, b=0), uniformtext=dict(minsize=10, mode="hide"))
     return fig
+
+
+MIN_LABEL_SHARE = 0.03  # a sector narrower than this share of its view draws no text (its name is in the hover)
+SECTOR_CHARS = 24  # longest text drawn in a sector
+
+
+def _sector_texts(ids: Sequence[str], parents: Sequence[str], values: Sequence[float],
+                  names: Sequence[str]) -> list[str]:
+    """The text drawn in each sector of hierarchy_figure: its name shortened at a word boundary, or "" when
+    the sector is a sliver even where it is seen widest (a topic in the whole memory, any other node in its
+    parent opened by a click). The root (no parent among `ids`) always keeps its name."""
+    total = dict(zip(ids, (float(v or 0) for v in values)))
+    parent_of = {i: p for i, p in zip(ids, parents) if p in total and p != i}
+
+    def depth(i: str) -> int:
+        d, seen = 0, {i}
+        while parent_of.get(i) is not None and parent_of[i] not in seen:
+            i = parent_of[i]
+            seen.add(i)
+            d += 1
+        return d
+
+    for i in sorted(total, key=depth, reverse=True):  # the deepest first: each node adds into its parent
+        if i in parent_of:
+            total[parent_of[i]] += total[i]
+    out = []
+    for i, name in zip(ids, names):
+        whole = total[parent_of[i]] if i in parent_of else 0.0
+        wide = i not in parent_of or (whole > 0 and total[i] / whole >= MIN_LABEL_SHARE)
+        out.append(trim_words(name, SECTOR_CHARS) if wide else "")
+    return out
 
 
 MAX_DRAWN = 4000  # sectors of a hierarchy figure a browser draws quickly
@@ -290,18 +408,35 @@ def _dot_escape(s: str) -> str:
     return s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", " ")
 
 
+def wrap_label(text: str, width: int = 26, max_lines: int = 5) -> list[str]:
+    """`text` in lines of about `width` characters, broken at spaces only (a table or column name is never
+    cut), at most `max_lines` lines, the last ending in "…" when words were left out."""
+    import textwrap
+
+    lines = textwrap.wrap(" ".join(text.split()), width, break_long_words=False, break_on_hyphens=False)
+    if len(lines) > max_lines:
+        lines = lines[:max_lines]
+        lines[-1] += " …"
+    return lines
+
+
+def _dot_lines(text: str, width: int = 26, max_lines: int = 5) -> str:
+    return "\\n".join(_dot_escape(line) for line in wrap_label(text, width, max_lines))
+
+
 def plan_dot(steps: Sequence[Mapping], done: int = 0, *, question: str = "") -> str:
     """The plan as a graphviz DOT graph: question -> step 1 -> ... -> answer.
 
-    steps: rows with goal and tool; the first `done` are drawn as executed (filled).
+    steps: rows with goal and tool; the first `done` are drawn as executed (filled). Texts are wrapped
+    at spaces, never cut inside a word.
     """
     lines = ["digraph plan {", "rankdir=LR;", 'node [shape=box, style="rounded,filled", fontname="Helvetica", fontsize=11];']
-    q = _dot_escape(question[:60] + ("…" if len(question) > 60 else "")) or "question"
+    q = _dot_lines(question, 30, 4) or "question"
     lines.append(f'q [label="{q}", shape=ellipse, fillcolor="#e8e8e8"];')
     prev = "q"
     for i, s in enumerate(steps):
         fill = "#b7e1cd" if i < done else ("#fff2cc" if i == done else "#ffffff")
-        lines.append(f's{i} [label="{i + 1}. {_dot_escape(s["tool"])}\\n{_dot_escape(s["goal"][:50])}", fillcolor="{fill}"];')
+        lines.append(f's{i} [label="{i + 1}. {_dot_escape(s["tool"])}\\n{_dot_lines(s["goal"])}", fillcolor="{fill}"];')
         lines.append(f"{prev} -> s{i};")
         prev = f"s{i}"
     lines.append('a [label="answer", shape=ellipse, fillcolor="%s"];' % ("#b7e1cd" if done >= len(steps) else "#ffffff"))

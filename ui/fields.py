@@ -130,7 +130,7 @@ def reason_text(raw: RawLabel, threshold: float | None = None) -> str:
 
 def field_rows(fields: Sequence[FieldView]) -> list[dict]:
     """One row per field for the overview table."""
-    return [{"field": f.name, "kind": f.kind, "unit": f.unit or "", "observations": f.observations,
+    return [{"field": f.name, "kind": f.kind or "", "unit": f.unit or "", "observations": f.observations,
              "labels as written": labels_text(f.labels), "raw attributes": ", ".join(r.raw_attribute for r in f.raws),
              "in tables": columns_text(f) or "—", "merged": "yes" if f.merged else "",
              "decided by": "you" if any(r.decided_by == "user" for r in f.raws) else "alignment"} for f in fields]

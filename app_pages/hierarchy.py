@@ -1,4 +1,4 @@
-"""Hierarchy: topic -> episode -> event as a sunburst or treemap; node details; semantic search in the tree."""
+"""Hierarchy: topic -> episode -> event as a sunburst, treemap or list; node details; semantic search in the tree."""
 from __future__ import annotations
 
 
@@ -19,6 +19,9 @@ version = memory_version(store)
 
 
 MAX_PICKABLE = 2000  # options of the node picker (search and "open a member" reach the others)
+MAX_LISTED = 300  # topics of the list view (search and the node picker reach the others)
+MAX_LISTED_MEMBERS = 200  # episodes of a topic, events of an episode in the list view
+_MARKDOWN = str.maketrans({c: "\\" + c for c in "\\*_`[]#<>|~$"})  # names are plain text, not markdown
 
 
 def _node_dict(n, weight: int | None = None) -> dict:
@@ -101,13 +104,15 @@ if query.strip():
         st.markdown(f"**{len(found)} hit(s)** — highlighted in orange in the tree.")
         st.dataframe([{"node": nid, "level": by_id.get(nid, {}).get("level", ""), "score": round(s, 3),
                        "in": " › ".join(p for p in _hierarchy().path(nid)[:-1]),
-                       "text": (by_id.get(nid, {}).get("label") or "")[:120]} for nid, s in found],
+                       "name": by_id.get(nid, {}).get("label") or ""} for nid, s in found],
                      hide_index=True, width="stretch")
     else:
         st.caption("No hit.")
 
 # ------------------------------------------------------------------ tree
-kind = st.radio("View", ["sunburst", "treemap"], horizontal=True, key="hier_kind")
+kind = st.radio("View", ["sunburst", "treemap", "list"], horizontal=True, key="hier_kind",
+                help="list: the topics with their names, sizes and time spans; open one to see its episodes, "
+                     "pick an episode to see its events")
 selectable = [n["node_id"] for n in nodes if n["level"] in ("topic", "episode")]
 if len(selectable) > MAX_PICKABLE:  # topics first (tree order), then as many episodes as fit
     selectable = selectable[:MAX_PICKABLE]
@@ -124,13 +129,90 @@ for nid in hits:
     while p and p in by_id and p not in shown_hits:
         shown_hits[p] = hits[nid]
         p = by_id[p].get("parent_id")
-hidden = 0 if with_events else counts["event"] - sum(n["level"] == "event" for n in nodes)
-drawn, note = charts.bound_tree(nodes, charts.MAX_DRAWN, keep=[*shown_hits, selected], hidden_events=hidden)
-if note:
-    st.caption(f"Drawn: {len(drawn):,} of {sum(counts.values()):,} nodes. {note} Search or pick a node to open "
-               "any of them.")
-st.plotly_chart(charts.hierarchy_figure(drawn, hits=shown_hits, kind=kind, selected=selected), width="stretch",
-                key="hier_fig")
+
+
+def _select(nid: str) -> None:
+    st.session_state[state.SELECTED_NODE] = nid
+
+
+def _span(n: dict) -> str:
+    """A node's time span by day: '2026-03-01' or '2026-03-01 → 2026-03-12' ('' without times)."""
+    a, b = n.get("t_start"), n.get("t_end")
+    if not a:
+        return ""
+    return f"{a:%Y-%m-%d}" + (f" → {b:%Y-%m-%d}" if b and f"{b:%Y-%m-%d}" != f"{a:%Y-%m-%d}" else "")
+
+
+def _count(k: int, word: str) -> str:
+    return f"{k:,} {word}" + ("" if k == 1 else "s")
+
+
+def _entry(n: dict, size: str) -> str:
+    """One line of the list view: a mark for the selection and the hits, the name, its size and time span."""
+    mark = "● " if n["node_id"] == selected else ("★ " if n["node_id"] in hits else "")
+    span = _span(n)
+    return f"{mark}{(n['label'] or n['node_id']).translate(_MARKDOWN)} · {size}" + (f" · {span}" if span else "")
+
+
+def _tree_list() -> None:
+    """Topics as expanders (their content runs only when open), episodes as buttons, the picked episode's
+    events under it; a click selects the node like the picker does."""
+    topics = [n for n in nodes if n["level"] == "topic"]
+    episodes: dict[str | None, list[dict]] = {}
+    for n in nodes:
+        if n["level"] == "episode":
+            episodes.setdefault(n["parent_id"], []).append(n)
+    on_path = set(_hierarchy().path(selected))
+    listed = topics[:MAX_LISTED] + [t for t in topics[MAX_LISTED:] if t["node_id"] in on_path]
+    if len(listed) < len(topics):
+        st.caption(f"Listed: {len(listed):,} of {len(topics):,} topics, in round order. Search or pick a node "
+                   "to open the others.")
+    if st.session_state.get("_hier_list_opened_for") != selected:  # a new selection opens its topic
+        st.session_state["_hier_list_opened_for"] = selected
+        for tid in on_path & {t["node_id"] for t in listed}:
+            st.session_state[f"hier_tree_{tid}"] = True
+    for t in listed:
+        eps = episodes.get(t["node_id"], [])
+        size = f"{_count(len(eps), 'episode')} · {_count(sum(e['n_members'] for e in eps), 'event')}"
+        with st.expander(_entry(t, size), key=f"hier_tree_{t['node_id']}", on_change="rerun") as box:
+            if not box.open:
+                continue
+            st.button("select this topic", key=f"hier_pick_{t['node_id']}", on_click=_select, args=(t["node_id"],),
+                      type="tertiary", icon=":material/ads_click:")
+            for e in eps[:MAX_LISTED_MEMBERS]:
+                st.button(_entry(e, _count(e["n_members"], "event")), key=f"hier_pick_{e['node_id']}", on_click=_select,
+                          args=(e["node_id"],), type="tertiary",
+                          icon=":material/expand_more:" if e["node_id"] in on_path else ":material/chevron_right:")
+                if e["node_id"] in on_path:
+                    _event_list(e["node_id"])
+            if len(eps) > MAX_LISTED_MEMBERS:
+                st.caption(f"… and {len(eps) - MAX_LISTED_MEMBERS:,} more episodes: select the topic and open "
+                           "them from its members.")
+
+
+def _event_list(episode_id: str) -> None:
+    """The events of an opened episode, indented under it, each a button that selects it."""
+    events = _hierarchy().members(episode_id)
+    for ev in events[:MAX_LISTED_MEMBERS]:
+        n = {"node_id": ev.node_id, "label": ev.label, "t_start": ev.t_start, "t_end": ev.t_end}
+        _, col = st.columns([1, 24])
+        col.button(_entry(n, f"round {ev.first_order}"), key=f"hier_pick_{ev.node_id}", on_click=_select,
+                   args=(ev.node_id,), type="tertiary")
+    if len(events) > MAX_LISTED_MEMBERS:
+        st.caption(f"… and {len(events) - MAX_LISTED_MEMBERS:,} more events: select the episode and open them "
+                   "from its members.")
+
+
+if kind == "list":
+    _tree_list()
+else:
+    hidden = 0 if with_events else counts["event"] - sum(n["level"] == "event" for n in nodes)
+    drawn, note = charts.bound_tree(nodes, charts.MAX_DRAWN, keep=[*shown_hits, selected], hidden_events=hidden)
+    if note:
+        st.caption(f"Drawn: {len(drawn):,} of {sum(counts.values()):,} nodes. {note} Search or pick a node to "
+                   "open any of them.")
+    st.plotly_chart(charts.hierarchy_figure(drawn, hits=shown_hits, kind=kind, selected=selected), width="stretch",
+                    key="hier_fig")
 
 # ------------------------------------------------------------------ node details
 if selected not in selectable:
@@ -155,6 +237,7 @@ if info is None:
     st.warning(f"Node {selected} is not in this memory.")
     st.stop()
 st.subheader(f"{info.level.capitalize()} {info.node_id}")
+st.markdown(f"**{(info.label or info.node_id).translate(_MARKDOWN)}**")
 span = ""
 if info.t_start:
     span = f"{info.t_start:%Y-%m-%d %H:%M}" + (f" → {info.t_end:%Y-%m-%d %H:%M}" if info.t_end and info.t_end != info.t_start else "")
@@ -173,7 +256,7 @@ else:
     members = h.members(selected)
     st.markdown(f"**Members ({len(members)})**")
     st.dataframe([{"node": m.node_id, "level": m.level, "members": m.n_members,
-                   "start": m.t_start, "text": m.label[:120]} for m in members],
+                   "start": m.t_start, "name": m.label} for m in members],
                  hide_index=True, width="stretch")
     member_ids = [m.node_id for m in members]
     if member_ids:

@@ -30,3 +30,19 @@ def test_a_big_memory_is_drawn_without_events_and_a_hit_still_opens(memory_path,
     assert top.startswith("ev:") and at.session_state[state.SELECTED_NODE] == top
     assert f'"{top}"' in at.get("plotly_chart")[0].proto.spec
     assert "Anna and Tom" in texts(at)
+
+
+def test_the_list_view_of_a_big_memory_still_opens_an_episode_to_its_events(memory_path, tiny_bound):  # noqa: F811
+    at = page("hierarchy", memory_path)
+    at.run()
+    at.radio(key="hier_kind").set_value("list").run()
+    assert not at.exception
+    episode = next(b for b in at.button if (b.key or "").startswith("hier_pick_ep:"))
+    assert not any((b.key or "").startswith("hier_pick_ev:") for b in at.button)  # closed until picked
+    episode.click().run()
+    assert not at.exception
+    events = [b for b in at.button if (b.key or "").startswith("hier_pick_ev:")]
+    assert events  # loaded from the memory, though the tree was read without its events
+    events[0].click().run()
+    assert not at.exception
+    assert at.session_state[state.SELECTED_NODE] == events[0].key.removeprefix("hier_pick_")

@@ -127,6 +127,43 @@ def test_hierarchy_figure_nests_nodes_counts_events_and_colours_hits(kind):
     assert colour["ev3"] == charts.HIT_COLOR and colour["ev1"] != charts.HIT_COLOR
 
 
+def _sized_tree(long_name: str) -> list[dict]:
+    """A big topic (one episode of 60 events) and a small one (one episode of a single event)."""
+    nodes = [{"node_id": "big", "level": "topic", "parent_id": None, "label": long_name, "n_members": 1},
+             {"node_id": "big.ep", "level": "episode", "parent_id": "big", "label": "big episode", "n_members": 60},
+             {"node_id": "small", "level": "topic", "parent_id": None, "label": "small topic name", "n_members": 1},
+             {"node_id": "small.ep", "level": "episode", "parent_id": "small", "label": "tiny", "n_members": 1},
+             {"node_id": "small.ev", "level": "event", "parent_id": "small.ep", "label": "the only event",
+              "n_members": 1}]
+    return nodes + [{"node_id": f"ev{k}", "level": "event", "parent_id": "big.ep", "label": f"event {k}",
+                     "n_members": 1} for k in range(60)]
+
+
+@pytest.mark.parametrize("kind", ["sunburst", "treemap"])
+def test_hierarchy_figure_labels_only_the_sectors_wide_enough_and_hovers_every_full_name(kind):
+    long_name = "a rather long topic name that would never fit in its sector"
+    fig = charts.hierarchy_figure(_sized_tree(long_name), kind=kind)
+    t = fig.data[0]
+    text, label = dict(zip(t.ids, t.text)), dict(zip(t.ids, t.labels))
+    assert text["small"] == ""  # 1 event of 61: a sliver of the memory draws no text
+    assert text["ev3"] == ""  # 1 event of its episode's 60
+    # the big topic draws its name, shortened at a word boundary
+    assert text["big"] and text["big"].endswith("…") and long_name.startswith(text["big"][:-1])
+    assert long_name[len(text["big"]) - 1] == " "
+    # a node wide in the view opened on its parent draws its text, even when small in the whole memory
+    assert text["small.ep"] == "tiny" and text["small.ev"] == "the only event"
+    # the hover names every node whole
+    assert label["big"] == long_name and label["small"] == "small topic name" and label["ev3"] == "event 3"
+    assert "%{label}" in t.hovertemplate and t.textinfo == "text"
+    assert fig.layout.uniformtext.mode == "hide"  # what still does not fit in the browser is hidden
+
+
+def test_hierarchy_figure_escapes_names_as_text():
+    nodes = [{"node_id": "t", "level": "topic", "parent_id": None, "label": "<b>bold</b> & co", "n_members": 0}]
+    t = charts.hierarchy_figure(nodes).data[0]
+    assert dict(zip(t.ids, t.labels))["t"] == "&lt;b&gt;bold&lt;/b&gt; &amp; co"
+
+
 def test_hierarchy_figure_rejects_unknown_kind():
     with pytest.raises(ValueError, match="sunburst or treemap"):
         charts.hierarchy_figure(NODES, kind="pie")

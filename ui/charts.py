@@ -236,6 +236,9 @@ def hierarchy_figure(nodes: Sequence[Mapping], *, hits: Mapping[str, float] | No
     nodes: rows with node_id, level, parent_id, label, n_members. hits: node id ->
     search score; hit nodes (and their ancestors' paths) are coloured HIT_COLOR.
     A synthetic root "memory" holds the topics (and any orphan episodes/events).
+    A sector draws its name (shortened at a word boundary) only when it is at least
+    MIN_LABEL_SHARE of its view (see _sector_texts); every name is whole in the hover.
+    Raises ValueError for an unknown kind.
     """
     if kind not in ("sunburst", "treemap"):
         raise ValueError(f"kind must be sunburst or treemap, got {kind!r}")
@@ -262,9 +265,9 @@ def hierarchy_figure(nodes: Sequence[Mapping], *, hits: Mapping[str, float] | No
     trace_cls = go.Sunburst if kind == "sunburst" else go.Treemap
     shape = dict(insidetextorientation="auto") if kind == "sunburst" else {}
     fig = go.Figure(trace_cls(
-        ids=ids_out, labels=[html.escape(x) for x in names], parents=parents, values=values,
+        ids=ids_out, labels=[html.escape(x, quote=False) for x in names], parents=parents, values=values,
         branchvalues="remainder", textinfo="text",
-        text=[html.escape(x) for x in _sector_texts(ids_out, parents, values, names)],
+        text=[html.escape(x, quote=False) for x in _sector_texts(ids_out, parents, values, names)],
         marker=dict(colors=colors), customdata=custom, hovertemplate="%{customdata}<br>%{label}<extra></extra>",
         maxdepth=3, **shape,
     ))
@@ -273,7 +276,7 @@ def hierarchy_figure(nodes: Sequence[Mapping], *, hits: Mapping[str, float] | No
     return fig
 
 
-MIN_LABEL_SHARE = 0.03  # a sector narrower than this share of its view draws no text (its name is in the hover)
+MIN_LABEL_SHARE = 0.02  # a sector narrower than this share of its view draws no text (its name is in the hover)
 SECTOR_CHARS = 24  # longest text drawn in a sector
 
 

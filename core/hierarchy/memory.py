@@ -80,13 +80,14 @@ import numpy as np
 
 from .. import prompts
 from ..config import DEFAULT, Config
-from ..describe import MAX_CHARS, describe, short_label
+from ..describe import MAX_CHARS, describe
 from ..errors import LLMError
 from ..model import Round
 from ..protocols import LLM, ImageEncoder, TextEncoder
 from . import nodes
 from .fusion import fused_scores, fused_similarity, mean_direction, normalize
 from .index import EmbeddingIndex
+from .naming import event_name, node_names
 from .nodes import LEVELS, NodeRow
 from .topics import TopicTable
 from .views import InsertResult, LocatedEvent, NodeInfo, TreeNode
@@ -611,7 +612,7 @@ class Hierarchy:
             "ORDER BY CASE level WHEN 'topic' THEN 0 WHEN 'episode' THEN 1 ELSE 2 END, first_order, node_id",
             [list(levels)],
         ).fetchall()
-        return [_tree_node(r) for r in rows]
+        return _tree_nodes(rows)
 
     def node(self, node_id: str) -> NodeInfo | None:
         """Details of one node, or None when there is no such node."""
@@ -620,7 +621,7 @@ class Hierarchy:
             return None
         return NodeInfo(
             node_id=n.node_id, level=n.level, parent_id=n.parent_id, description=n.description,
-            label=short_label(n.description), t_start=n.t_start, t_end=n.t_end, first_order=n.first_order,
+            label=self._name(n), t_start=n.t_start, t_end=n.t_end, first_order=n.first_order,
             last_order=n.last_order, n_members=n.n_members, closed=n.closed, round_id=n.round_id,
             image_ids=n.image_ids, has_visual=n.vis_emb is not None,
         )
@@ -632,7 +633,16 @@ class Hierarchy:
             "FROM nodes WHERE parent_id = ? ORDER BY first_order, node_id",
             [node_id],
         ).fetchall()
-        return [_tree_node(r) for r in rows]
+        return _tree_nodes(rows)
+
+    def _name(self, n: NodeRow) -> str:
+        """A node's display name (core.hierarchy.naming): a topic or episode is named against its siblings."""
+        if n.level == "event":
+            return event_name(n.description)
+        siblings = self.con.execute(
+            "SELECT node_id, level, parent_id, description FROM nodes "
+            "WHERE level = ? AND parent_id IS NOT DISTINCT FROM ?", [n.level, n.parent_id]).fetchall()
+        return node_names(siblings).get(n.node_id, "")
 
     def path(self, node_id: str) -> list[str]:
         """Ids from the node's topic down to the node itself (empty for an unknown id)."""
@@ -845,8 +855,11 @@ class _State:
                    last_order=None if row is None else row.last_order)
 
 
-def _tree_node(r) -> TreeNode:
-    return TreeNode(
-        node_id=r[0], level=r[1], parent_id=r[2], label=short_label(r[3] or ""), n_members=r[4] or 0,
+def _tree_nodes(rows) -> list[TreeNode]:
+    """TreeNodes of (node_id, level, parent_id, description, n_members, t_start, t_end, first_order, last_order)
+    rows; each node is named against the rows of its level and parent (pass whole sibling sets)."""
+    names = node_names([r[:4] for r in rows])
+    return [TreeNode(
+        node_id=r[0], level=r[1], parent_id=r[2], label=names[r[0]], n_members=r[4] or 0,
         t_start=r[5], t_end=r[6], first_order=r[7], last_order=r[8],
-    )
+    ) for r in rows]

@@ -204,7 +204,11 @@ CASES: dict[str, tuple[Case, tuple[str, ...]]] = {
     "truncated good file": (lambda f, g: ([_write(f, "h.json", g.read_bytes()[: len(g.read_bytes()) // 2])],
                                           "h.json"), ("malformed JSON", "line")),
     "empty file": (lambda f, g: ([_write(f, "h.json", b"")], "h.json"), ("malformed JSON",)),
-    "binary garbage": (lambda f, g: ([_write(f, "h.json", bytes(range(256)) * 4)], "h.json"), ("UTF-8",)),
+    "binary garbage": (lambda f, g: ([_write(f, "h.json", bytes(range(256)) * 4)], "h.json"),
+                       ("binary data", "not a JSON file")),
+    "png named json": (lambda f, g: ([_write(f, "h.json", png_bytes())], "h.json"), ("PNG image", "not a JSON file")),
+    "empty conversation": (lambda f, g: ([_write(f, "h.json", _doc_bytes(memeye_doc() | {"multi_session_dialogues": []}))],
+                                         "h.json"), ("no rounds", "nothing to build")),
     "top level is a list of numbers": (lambda f, g: ([_write(f, "h.json", b"[1, 2, 3]")], "h.json"),
                                        ("unknown format",)),
     "dialogues is a string": (_mutate_doc(lambda d: d["multi_session_dialogues"][0].update(dialogues="hello")),
@@ -329,6 +333,21 @@ def test_bad_input_through_a_real_cli_process_has_no_traceback(tmp_path, good_me
     for name in SUBPROCESS_CASES:
         run_case(name, tmp_path / name.replace(" ", "_"), store, good_memory[1],
                  lambda argv: run_cli_subprocess(argv, tmp_path))
+
+
+def test_every_fault_of_a_file_is_printed_the_first_on_the_usual_line(tmp_path, memory_copy, capsys, fake_models):
+    doc = memeye_doc(n_rounds=4)
+    rounds = doc["multi_session_dialogues"][0]["dialogues"]
+    rounds[0]["user"] = 5
+    rounds[2]["time"] = "half past nine"
+    src = _write(tmp_path, "h.json", _doc_bytes(doc))
+    before = memory_checksum(memory_copy)
+    res = run_cli_inprocess(["build", src, "--store", str(memory_copy), "--quiet"], capsys)
+    assert res.code == 2 and res.out == "" and "Traceback" not in res.err
+    first, second, *rest = res.err.splitlines()
+    assert first.startswith("error: ") and "h.json" in first and "dialogues[0].user" in first
+    assert "dialogues[2].time" in second and "half past nine" in second and not rest
+    assert memory_checksum(memory_copy) == before
 
 
 def test_a_good_input_after_the_bad_ones_still_builds(tmp_path, memory_copy, capsys, fake_models):

@@ -124,16 +124,22 @@ def provenance_view(store: Store, round_id: str, observations: list[dict]) -> No
 
 
 def validation_rows(report) -> list[dict]:
-    """One row per file of a core.formats.UploadReport: file, format, counts, error with its place."""
+    """One row per file of a core.formats.UploadReport: file, format, counts, first error with its place.
+
+    A file with several faults says how many ("(+N more)"); the boxes below the table list them."""
     rows = []
     for f in report.files:
         fmt = f.histories[0].format if f.histories else ""
         err = ""
         if f.error is not None:
             err = (f"{f.error.place}: " if getattr(f.error, "place", "") else "") + str(getattr(f.error, "fault", f.error))
+            extra = getattr(f.error, "count", 1) - 1
+            if extra:
+                err += f" (+{extra} more)"
+        warnings = getattr(f, "warnings", ())
         rows.append({"file": f.name, "format": fmt, "sessions": f.sessions, "rounds": f.rounds,
                      "images": f"{f.images_loaded}/{f.images}" if f.images else "0", "QAs": f.qas,
-                     "status": "ok" if f.ok else "error", "error": err})
+                     "status": "ok" if f.ok else "error", "warnings": len(warnings), "error": err})
     return rows
 
 
@@ -193,16 +199,30 @@ def evidence_view(store: Store, rounds, *, limit: int = 10) -> None:
 
 
 def render_validation(report) -> list:
-    """Show a core.formats.UploadReport (a table per file, an error box per fault); return the good histories."""
+    """Show a core.formats.UploadReport and return the good histories.
+
+    A table per file, then per failed file one error box listing every fault
+    (place: fault, and how many were left out), and per accepted file with
+    warnings one warning box listing them."""
+    def fault_text(e) -> str:  # the file, then its fault or the list of its faults (place: fault)
+        faults = list(getattr(e, "faults", ((e.place, e.fault),)))
+        unlisted = getattr(e, "unlisted", 0)
+        if len(faults) == 1 and not unlisted:
+            return f"**{e.file}**" + (f" at `{e.place}`" if e.place else "") + f": {e.fault}"
+        lines = [f"- `{place}`: {fault}" if place else f"- {fault}" for place, fault in faults]
+        if unlisted:
+            lines.append(f"- ... and {unlisted} more")
+        return f"**{e.file}**: {len(faults) + unlisted} faults\n\n" + "\n".join(lines)
+
     if report.error is not None:
-        e = report.error
-        st.error(f"**{e.file}**" + (f" at `{e.place}`" if e.place else "") + f": {e.fault}")
+        st.error(fault_text(report.error))
     rows = validation_rows(report)
     if rows:
         st.dataframe(rows, hide_index=True, width="stretch",
                      column_config={"error": st.column_config.TextColumn("error (place: fault)", width="large")})
     for f in report.files:
         if f.error is not None:
-            e = f.error
-            st.error(f"**{e.file}**" + (f" at `{e.place}`" if e.place else "") + f": {e.fault}")
+            st.error(fault_text(f.error))
+        elif getattr(f, "warnings", ()):
+            st.warning(f"**{f.name}** is accepted, but:\n" + "".join(f"\n- {w}" for w in f.warnings))
     return [h for f in report.files if f.ok for h in f.histories]

@@ -7,9 +7,13 @@ Public API:
   affects the others;
 - `detect_format(obj)` names the format of a parsed JSON document.
 
-Every fault in the input is one InputError(file, place, fault) where place is
-a JSON path (`multi_session_dialogues[3].dialogues[2].time`), a line/column
-for malformed JSON, or a zip entry. Images are validated with Pillow and
+The faults of a file are one InputError(file, place, fault) naming the first,
+carrying the next ones (up to 20 listed, the rest counted; see
+core.errors.InputError.faults); a place is a JSON path
+(`multi_session_dialogues[3].dialogues[2].time`), a line/column for
+malformed JSON, or a zip entry. Content that is not JSON text (an image, a
+PDF, a zip, binary data) is named as such; a file without any round is a
+fault ("nothing to build"); a round without user text is a warning. Images are validated with Pillow and
 come back as ImageRef with data, sha256, mime, width and height.
 """
 from __future__ import annotations
@@ -25,7 +29,7 @@ from ..model import History, ImageRef, Session
 from . import locomo, memeye
 from .decode import load_json
 from .images import ImageFault, ImageInfo, inspect_image
-from .jsonpath import TOP, kind
+from .jsonpath import TOP, Reader, kind
 from .sources import Ambiguous, Entry, FolderSource, IndexSource, LoadFault, NotFound, clean_relative, open_zip
 
 __all__ = ["FORMATS", "FileResult", "UploadReport", "detect_format", "read_file", "read_upload", "INTERNAL_FAULT"]
@@ -37,11 +41,15 @@ INTERNAL_FAULT = "internal error while reading this file (please report it)"
 
 @dataclass(frozen=True)
 class FileResult:
-    """What became of one JSON file of an upload (or of an unusable zip): histories or an error."""
+    """What became of one JSON file of an upload (or of an unusable zip): histories or an error.
+
+    `warnings` are about an accepted file (e.g. rounds without user text):
+    up to 20, then "... and N more warning(s)"."""
 
     name: str
     histories: tuple[History, ...] = ()
     error: InputError | None = None
+    warnings: tuple[str, ...] = ()
     sessions: int = 0
     rounds: int = 0
     images: int = 0
@@ -109,7 +117,8 @@ def read_file(path: str | Path, *, images: str | Path | None = None, fmt: str | 
         else:
             source = IndexSource(open_zip(_read_disk(ip, str(images), config, "image folder or zip"), str(images), config))
     reader = _ImageResolver(source, config, allow_missing_images)
-    return list(_read_document(data, file, p.name, p.stem, "", fmt, config, config.max_rounds_per_upload, reader))
+    histories, _ = _read_document(data, file, p.name, p.stem, "", fmt, config, config.max_rounds_per_upload, reader)
+    return histories
 
 
 def read_upload(files: Sequence[tuple[str, bytes]], *, fmt: str | None = None, config: Config = DEFAULT,
@@ -168,7 +177,8 @@ def read_upload(files: Sequence[tuple[str, bytes]], *, fmt: str | None = None, c
                 raise InputError(display, "", str(e)) from None
             stem = posixpath.splitext(posixpath.basename(entry.key))[0]
             budget = config.max_rounds_per_upload - used
-            histories = tuple(_read_document(data, display, display, stem, json_dir, fmt, config, budget, reader))
+            read, warnings = _read_document(data, display, display, stem, json_dir, fmt, config, budget, reader)
+            histories = tuple(read)
         except InputError as e:
             results.append(FileResult(name=display, error=e))
             continue
@@ -181,7 +191,7 @@ def read_upload(files: Sequence[tuple[str, bytes]], *, fmt: str | None = None, c
         results.append(FileResult(
             name=display, histories=histories, sessions=sum(len(h.sessions) for h in histories),
             rounds=len(rounds), images=len(imgs), images_loaded=sum(i.data is not None for i in imgs),
-            qas=sum(len(h.qas) for h in histories),
+            qas=sum(len(h.qas) for h in histories), warnings=warnings,
         ))
     return UploadReport(tuple(results))
 
@@ -207,8 +217,10 @@ def _read_disk(p: Path, file: str, config: Config, what: str) -> bytes:
 
 
 def _read_document(data: bytes, file: str, source: str, stem: str, json_dir: str, fmt: str | None,
-                   config: Config, max_rounds: int, reader: "_ImageResolver") -> list[History]:
+                   config: Config, max_rounds: int, resolver: "_ImageResolver") -> tuple[list[History], tuple[str, ...]]:
+    """The histories of one JSON document and its warnings; InputError carrying all its faults."""
     obj = load_json(data, file)
+    r = Reader(file)
     try:
         f = fmt or detect_format(obj, file=file)
         module = memeye if f == memeye.FORMAT else locomo
@@ -217,11 +229,17 @@ def _read_document(data: bytes, file: str, source: str, stem: str, json_dir: str
             left = "" if max_rounds == config.max_rounds_per_upload else f" left of the upload's {config.max_rounds_per_upload}"
             raise InputError(file, "", f"{n} rounds, more than max_rounds_per_upload ({max(max_rounds, 0)}{left})")
         if module is memeye:
-            history, places = memeye.parse(obj, file, source, stem)
-            return [reader.attach(history, places, file, json_dir)]
-        return locomo.parse(obj, file, source, stem)
+            history, places = memeye.parse(obj, r, source, stem)
+            histories = [resolver.attach(history, places, r, json_dir)]
+        else:
+            histories = locomo.parse(obj, r, source, stem)
     except RecursionError:
         raise InputError(file, "", "JSON nested too deeply to read") from None
+    r.raise_faults()
+    if not any(h.rounds for h in histories):
+        # An empty conversation would "build" as +0 rounds without a word: say so instead.
+        raise InputError(file, memeye.DIALOGUES if module is memeye else TOP, "no rounds: nothing to build")
+    return histories, r.warning_lines()
 
 
 class _ImageResolver:
@@ -231,21 +249,30 @@ class _ImageResolver:
         self.source, self.config, self.allow_missing = source, config, allow_missing
         self.cache: dict[str, tuple[bytes, ImageInfo] | str] = {}
 
-    def attach(self, history: History, places: dict[str, str], file: str, json_dir: str) -> History:
-        """The history with every referenced image replaced by a validated ImageRef."""
+    def attach(self, history: History, places: dict[str, str], r: Reader, json_dir: str) -> History:
+        """The history with every referenced image replaced by a validated ImageRef.
+
+        The fault of an image (missing, ambiguous, not an image) is recorded in `r`
+        and the image kept unresolved, so every image of the file is checked."""
         if not places:
             return history
         sessions = []
         for s in history.sessions:
             rounds = []
-            for r in s.rounds:
-                if any(i.image_id in places for i in r.images):
-                    imgs = tuple(self._resolve(i, places[i.image_id], file, json_dir) if i.image_id in places else i
-                                 for i in r.images)
-                    r = replace(r, images=imgs)
-                rounds.append(r)
+            for rnd in s.rounds:
+                if any(i.image_id in places for i in rnd.images):
+                    imgs = tuple(self._checked(i, places[i.image_id], r, json_dir) if i.image_id in places else i
+                                 for i in rnd.images)
+                    rnd = replace(rnd, images=imgs)
+                rounds.append(rnd)
             sessions.append(Session(session_id=s.session_id, date=s.date, rounds=tuple(rounds)))
         return replace(history, sessions=tuple(sessions))
+
+    def _checked(self, img: ImageRef, place: str, r: Reader, json_dir: str) -> ImageRef:
+        """The resolved image, or `img` as it was with the fault recorded in `r`."""
+        with r.guard():
+            return self._resolve(img, place, r.file, json_dir)
+        return img
 
     def _resolve(self, img: ImageRef, place: str, file: str, json_dir: str) -> ImageRef:
         ref = img.path or ""

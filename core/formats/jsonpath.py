@@ -6,11 +6,13 @@ keys that are not identifiers are quoted (`["human-annotated QAs"][0].answer`).
 from __future__ import annotations
 
 import re
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Iterator
 
 from ..errors import InputError
 
 TOP = "top level"  # the place of a fault in the document's root value
+MAX_LISTED = 20  # faults (and warnings) listed per file; the rest are counted
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 _JSON_NAMES = {
@@ -55,10 +57,53 @@ def expected(types: tuple[type, ...]) -> str:
 
 
 class Reader:
-    """Reads fields of one file; every failure is an InputError(file, place, fault)."""
+    """Reads fields of one file; every failure is an InputError(file, place, fault).
+
+    Besides raising, a Reader collects: `guard()` records the fault of one
+    item so reading goes on with the next, `warn()` records a warning, and
+    `raise_faults()` raises every recorded fault as one InputError.
+    """
 
     def __init__(self, file: str):
         self.file = file
+        self.faults: list[InputError] = []
+        self.fault_count = 0
+        self.warnings: list[str] = []
+        self.warning_count = 0
+
+    @contextmanager
+    def guard(self) -> Iterator[None]:
+        """Record an InputError raised in the block instead of propagating it (other errors propagate)."""
+        try:
+            yield
+        except InputError as e:
+            self.record(e)
+
+    def record(self, e: InputError) -> None:
+        """Keep the faults of `e` (the first MAX_LISTED of the file are listed, the rest counted)."""
+        for place, fault in e.faults:
+            self.fault_count += 1
+            if len(self.faults) < MAX_LISTED:
+                self.faults.append(InputError(e.file, place, fault))
+        self.fault_count += e.unlisted
+
+    def raise_faults(self) -> None:
+        """Raise the recorded faults as one InputError (the first one names it); nothing when none."""
+        if self.faults:
+            first, *more = self.faults
+            raise InputError(first.file, first.place, first.fault, more=more,
+                             unlisted=self.fault_count - len(self.faults))
+
+    def warn(self, text: str) -> None:
+        """Record a warning (the file is still read); `text` names the place."""
+        self.warning_count += 1
+        if len(self.warnings) < MAX_LISTED:
+            self.warnings.append(text)
+
+    def warning_lines(self) -> tuple[str, ...]:
+        """The listed warnings, plus "... and N more warnings" when some were left out."""
+        rest = self.warning_count - len(self.warnings)
+        return tuple(self.warnings) + ((f"... and {rest} more warning(s)",) if rest else ())
 
     def fail(self, place: str, fault: str) -> InputError:
         """The error to raise (callers write `raise r.fail(...)` so control flow stays visible)."""

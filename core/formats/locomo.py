@@ -11,6 +11,7 @@ picture is only described: `blip_caption` becomes the ImageRef caption and the
 from __future__ import annotations
 
 import re
+from datetime import datetime
 from itertools import zip_longest
 
 from ..model import QA, History, ImageRef, Round, Session, Utterance
@@ -39,27 +40,32 @@ def _is_sample(obj: object) -> bool:
     return "speaker_a" in obj or any(_SESSION.match(k) for k in obj if isinstance(k, str))
 
 
-def parse(obj: object, file: str, source: str, stem: str) -> list[History]:
-    """One History per sample; InputError(file, place, fault) at the first fault.
+def parse(obj: object, r: Reader, source: str, stem: str) -> list[History]:
+    """One History per sample read by `r` (its file is named in errors).
 
-    Faults: a top level that is neither a sample nor a list of samples,
-    mistyped fields, a session with turns but no readable
+    Raises InputError when the top level is neither a sample nor a non-empty
+    list of samples. Every other fault is recorded in `r` (one per sample
+    header, session header, turn or QA, reading on with the next;
+    `r.raise_faults()` raises them): mistyped fields, a sample without
+    `session_N` keys, a session with turns but no readable
     `session_N_date_time`, duplicate dia ids (both places named), QAs
-    without a question or (outside category 5) an answer.
+    without a question or (outside category 5) an answer. A turn with
+    neither text nor a picture is a warning in `r`. The result leaves out
+    the items that had a fault.
     """
-    r = Reader(file)
     if isinstance(obj, list):
         if not obj:
             raise r.fail("", "empty list: expected LoCoMo samples")
         out = []
         seen: dict[str, str] = {}
         for i, sample in enumerate(obj):
-            r.check(sample, at("", i), (dict,))
-            name = _sample_name(sample, i)
-            if name in seen:
-                raise r.fail(at(at("", i), "sample_id"), f"duplicate sample id {name!r} (also at {seen[name]})")
-            seen[name] = at("", i)
-            out.append(_sample(r, sample, at("", i), f"{source}#{name}", name))
+            with r.guard():
+                r.check(sample, at("", i), (dict,))
+                name = _sample_name(sample, i)
+                if name in seen:
+                    raise r.fail(at(at("", i), "sample_id"), f"duplicate sample id {name!r} (also at {seen[name]})")
+                seen[name] = at("", i)
+                out.append(_sample(r, sample, at("", i), f"{source}#{name}", name))
         return out
     r.check(obj, "", (dict,))
     assert isinstance(obj, dict)
@@ -105,42 +111,62 @@ def _sample(r: Reader, sample: dict, place: str, source: str, name: str) -> Hist
     seen: dict[str, str] = {}
     sessions: list[Session] = []
     for n, key, turns in numbered:
-        sp = at(conv_place, key)
-        r.check(turns, sp, (list,))
-        if not turns:
-            continue  # a session announced but never held
-        dt_key = f"{key}_date_time"
-        dt_text = r.required(conv, dt_key, conv_place, (str,))
-        when = parse_datetime(dt_text)
-        if when is None:
-            raise r.fail(at(conv_place, dt_key), f"unreadable date/time {dt_text!r} (expected e.g. '1:56 pm on 8 May, 2023')")
-        sid = f"D{n}"
-        rounds = []
-        for ti, turn in enumerate(turns):
-            tp = at(sp, ti)
-            r.check(turn, tp, (dict,))
-            speaker = r.required(turn, "speaker", tp, (str,))
-            text = r.required(turn, "text", tp, (str,))
-            rid = r.required(turn, "dia_id", tp, (str,)).strip()
-            if not rid:
-                raise r.fail(at(tp, "dia_id"), "empty dia id")
-            if rid in seen:
-                raise r.fail(at(tp, "dia_id"), f"duplicate dia id {rid!r} (also at {seen[rid]})")
-            seen[rid] = at(tp, "dia_id")
-            captions = r.text_list(turn, "blip_caption", tp)
-            urls = r.text_list(turn, "img_url", tp)
-            images = tuple(
-                ImageRef(image_id=f"{rid}:img{k + 1}", caption=cap or "", path=url or None)
-                for k, (cap, url) in enumerate(zip_longest(captions, urls))
-            )
-            rounds.append(Round(round_id=rid, session_id=sid, time=when,
-                                dialogue=(Utterance(speaker, text),), images=images, index_in_session=ti))
-        sessions.append(Session(session_id=sid, date=when.date(), rounds=tuple(rounds)))
+        with r.guard():
+            session = _session(r, conv, conv_place, n, key, turns, seen)
+            if session is not None:
+                sessions.append(session)
 
-    qas = _qas(r, sample.get("qa"), at(place, "qa"), name)
+    qas: tuple[QA, ...] = ()
+    with r.guard():
+        qas = _qas(r, sample.get("qa"), at(place, "qa"), name)
     profile = "speakers: " + ", ".join(s for s in speakers if s) if any(speakers) else ""
     return History(source=source, format=FORMAT, sessions=tuple(sessions), qas=qas, profile=profile,
                    people=tuple(s for s in speakers if s))
+
+
+def _session(r: Reader, conv: dict, conv_place: str, n: int, key: str, turns: object,
+             seen: dict[str, str]) -> Session | None:
+    """Session `key` (None when it holds no turn); a header fault raises, a turn's fault is recorded in `r`."""
+    sp = at(conv_place, key)
+    r.check(turns, sp, (list,))
+    assert isinstance(turns, list)
+    if not turns:
+        return None  # a session announced but never held
+    dt_key = f"{key}_date_time"
+    dt_text = r.required(conv, dt_key, conv_place, (str,))
+    when = parse_datetime(dt_text)
+    if when is None:
+        raise r.fail(at(conv_place, dt_key), f"unreadable date/time {dt_text!r} (expected e.g. '1:56 pm on 8 May, 2023')")
+    sid = f"D{n}"
+    rounds = []
+    for ti, turn in enumerate(turns):
+        with r.guard():
+            rounds.append(_turn(r, turn, at(sp, ti), sid, when, ti, seen))
+    return Session(session_id=sid, date=when.date(), rounds=tuple(rounds))
+
+
+def _turn(r: Reader, turn: object, tp: str, sid: str, when: datetime, ti: int, seen: dict[str, str]) -> Round:
+    """One turn as a round; raises InputError at its first fault."""
+    r.check(turn, tp, (dict,))
+    assert isinstance(turn, dict)
+    speaker = r.required(turn, "speaker", tp, (str,))
+    text = r.required(turn, "text", tp, (str,))
+    rid = r.required(turn, "dia_id", tp, (str,)).strip()
+    if not rid:
+        raise r.fail(at(tp, "dia_id"), "empty dia id")
+    if rid in seen:
+        raise r.fail(at(tp, "dia_id"), f"duplicate dia id {rid!r} (also at {seen[rid]})")
+    seen[rid] = at(tp, "dia_id")
+    captions = r.text_list(turn, "blip_caption", tp)
+    urls = r.text_list(turn, "img_url", tp)
+    images = tuple(
+        ImageRef(image_id=f"{rid}:img{k + 1}", caption=cap or "", path=url or None)
+        for k, (cap, url) in enumerate(zip_longest(captions, urls))
+    )
+    if not text.strip() and not images:
+        r.warn(f"round {tp} has no text")
+    return Round(round_id=rid, session_id=sid, time=when, dialogue=(Utterance(speaker, text),), images=images,
+                 index_in_session=ti)
 
 
 def _qas(r: Reader, raw: object, place: str, name: str) -> tuple[QA, ...]:
@@ -150,21 +176,27 @@ def _qas(r: Reader, raw: object, place: str, name: str) -> tuple[QA, ...]:
     assert isinstance(raw, list)
     out = []
     for i, q in enumerate(raw):
-        qp = at(place, i)
-        r.check(q, qp, (dict,))
-        question = r.required(q, "question", qp, (str,))
-        category = r.optional(q, "category", qp, (int,))
-        if category == ADVERSARIAL:
-            # The right response is a refusal; adversarial_answer is the trap, never the gold answer.
-            answer, refusal = REFUSAL_ANSWER, True
-        else:
-            if q.get("answer") is None:
-                raise r.fail(at(qp, "answer"), "missing required field")
-            answer, refusal = r.scalar_text(q["answer"], at(qp, "answer")), False
-        evidence = [e for item in r.text_list(q, "evidence", qp) for e in _EVIDENCE_SPLIT.split(item) if e]
-        out.append(QA(
-            qa_id=f"{name}:q{i + 1}", question=question, answer=answer, clues=tuple(evidence),
-            qtype=f"locomo-cat{category}" if category is not None else "locomo",
-            category=category, refusal=refusal, answer_kind="refusal" if refusal else "",
-        ))
+        with r.guard():
+            out.append(_qa(r, q, at(place, i), i, name))
     return tuple(out)
+
+
+def _qa(r: Reader, q: object, qp: str, i: int, name: str) -> QA:
+    """One question; raises InputError at its first fault."""
+    r.check(q, qp, (dict,))
+    assert isinstance(q, dict)
+    question = r.required(q, "question", qp, (str,))
+    category = r.optional(q, "category", qp, (int,))
+    if category == ADVERSARIAL:
+        # The right response is a refusal; adversarial_answer is the trap, never the gold answer.
+        answer, refusal = REFUSAL_ANSWER, True
+    else:
+        if q.get("answer") is None:
+            raise r.fail(at(qp, "answer"), "missing required field")
+        answer, refusal = r.scalar_text(q["answer"], at(qp, "answer")), False
+    evidence = [e for item in r.text_list(q, "evidence", qp) for e in _EVIDENCE_SPLIT.split(item) if e]
+    return QA(
+        qa_id=f"{name}:q{i + 1}", question=question, answer=answer, clues=tuple(evidence),
+        qtype=f"locomo-cat{category}" if category is not None else "locomo",
+        category=category, refusal=refusal, answer_kind="refusal" if refusal else "",
+    )

@@ -47,17 +47,20 @@ def looks_like(obj: object) -> bool:
     return isinstance(obj, dict) and DIALOGUES in obj
 
 
-def parse(obj: object, file: str, source: str, stem: str) -> tuple[History, dict[str, str]]:
+def parse(obj: object, r: Reader, source: str, stem: str) -> tuple[History, dict[str, str]]:
     """The History of one MemEye document and {image_id: JSON place} for images with a file.
 
-    `file` names the file in errors, `source` becomes History.source, `stem`
+    `r` reads the file (its name is in errors), `source` becomes History.source, `stem`
     prefixes the ids of QAs without a `sample_id` (f"{stem}:q{i}", i from 1).
 
-    Raises InputError(file, place, fault) at the first structural fault:
+    Raises InputError when the top level is not an object with a list of
+    sessions. Every other fault is recorded in `r` (one per session header,
+    round or QA, reading on with the next; `r.raise_faults()` raises them):
     wrong types, missing fields, duplicate session/round/image/QA ids,
-    unreadable dates, image lists of different lengths.
+    unreadable dates, image lists of different lengths. A round with neither
+    user text nor an image is a warning in `r`; the History leaves out the
+    items that had a fault.
     """
-    r = Reader(file)
     r.check(obj, "", (dict,))
     assert isinstance(obj, dict)
     sessions_raw = r.required(obj, DIALOGUES, "", (list,))
@@ -70,34 +73,44 @@ def parse(obj: object, file: str, source: str, stem: str) -> tuple[History, dict
     image_places: dict[str, str] = {}
     sessions: list[Session] = []
     for si, s in enumerate(sessions_raw):
-        sp = at(DIALOGUES, si)
-        r.check(s, sp, (dict,))
-        sid = r.required(s, "session_id", sp, (str, int))
-        sid = str(sid).strip()
-        if not sid:
-            raise r.fail(at(sp, "session_id"), "empty session id")
-        if sid in seen_sessions:
-            raise r.fail(at(sp, "session_id"), f"duplicate session id {sid!r} (also at {seen_sessions[sid]})")
-        seen_sessions[sid] = at(sp, "session_id")
-        sdate: date | None = None
-        date_text = r.optional(s, "date", sp, (str,))
-        if date_text is not None and date_text.strip():
-            sdate = parse_date(date_text)
-            if sdate is None:
-                raise r.fail(at(sp, "date"), f"unreadable date {date_text!r} (expected e.g. 2025-02-03)")
-        dialogues = r.required(s, "dialogues", sp, (list,))
-        rounds: list[Round] = []
-        for ri, d in enumerate(dialogues):
-            rp = at(at(sp, "dialogues"), ri)
-            rnd = _round(r, d, rp, sid, sdate, ri, seen_rounds, seen_images, image_places)
-            rounds.append(rnd)
-        if sdate is None and rounds:
-            sdate = rounds[0].time.date()
-        sessions.append(Session(session_id=sid, date=sdate, rounds=tuple(rounds)))
+        with r.guard():
+            sessions.append(_session(r, s, at(DIALOGUES, si), seen_sessions, seen_rounds, seen_images,
+                                     image_places))
 
-    qas = _qas(r, obj.get(QAS), stem)
+    qas: tuple[QA, ...] = ()
+    with r.guard():
+        qas = _qas(r, obj.get(QAS), stem)
     return History(source=source, format=FORMAT, sessions=tuple(sessions), qas=qas, profile=profile,
                    people=people), image_places
+
+
+def _session(r: Reader, s: object, sp: str, seen_sessions: dict[str, str], seen_rounds: dict[str, str],
+             seen_images: dict[str, str], image_places: dict[str, str]) -> Session:
+    """One session; a fault in its header raises, a fault in one of its rounds is recorded in `r`."""
+    r.check(s, sp, (dict,))
+    assert isinstance(s, dict)
+    sid = r.required(s, "session_id", sp, (str, int))
+    sid = str(sid).strip()
+    if not sid:
+        raise r.fail(at(sp, "session_id"), "empty session id")
+    if sid in seen_sessions:
+        raise r.fail(at(sp, "session_id"), f"duplicate session id {sid!r} (also at {seen_sessions[sid]})")
+    seen_sessions[sid] = at(sp, "session_id")
+    sdate: date | None = None
+    date_text = r.optional(s, "date", sp, (str,))
+    if date_text is not None and date_text.strip():
+        sdate = parse_date(date_text)
+        if sdate is None:
+            raise r.fail(at(sp, "date"), f"unreadable date {date_text!r} (expected e.g. 2025-02-03)")
+    dialogues = r.required(s, "dialogues", sp, (list,))
+    rounds: list[Round] = []
+    for ri, d in enumerate(dialogues):
+        with r.guard():
+            rounds.append(_round(r, d, at(at(sp, "dialogues"), ri), sid, sdate, ri, seen_rounds, seen_images,
+                                 image_places))
+    if sdate is None and rounds:
+        sdate = rounds[0].time.date()
+    return Session(session_id=sid, date=sdate, rounds=tuple(rounds))
 
 
 def count_rounds(obj: object) -> int:
@@ -172,6 +185,8 @@ def _round(r: Reader, d: object, rp: str, sid: str, sdate: date | None, index: i
         images.append(ImageRef(image_id=iid, caption=captions[k] if captions else "", path=ref))
     if not dialogue and not images:
         raise r.fail(rp, "round has no user text, no assistant text and no image")
+    if not images and not any(u.speaker == "user" for u in dialogue):
+        r.warn(f"round {rp} has no user text")
     return Round(round_id=rid, session_id=sid, time=when, dialogue=tuple(dialogue),
                  images=tuple(images), index_in_session=index)
 
@@ -196,46 +211,52 @@ def _qas(r: Reader, raw: object, stem: str) -> tuple[QA, ...]:
     out: list[QA] = []
     seen: dict[str, str] = {}
     for i, q in enumerate(raw):
-        qp = at(at("", QAS), i)
-        r.check(q, qp, (dict,))
-        question = r.required(q, "question", qp, (str,))
-        if "answer" not in q or q["answer"] is None:
-            raise r.fail(at(qp, "answer"), "missing required field")
-        answer = r.scalar_text(q["answer"], at(qp, "answer"))
-        sample = r.optional(q, "sample_id", qp, (str, int))
-        qa_id = str(sample) if sample is not None and str(sample).strip() else f"{stem}:q{i + 1}"
-        if qa_id in seen:
-            raise r.fail(at(qp, "sample_id"), f"duplicate question id {qa_id!r} (also at {seen[qa_id]})")
-        seen[qa_id] = qp
-        qtype = ""
-        for key in ("query_type", "question_type", "type"):
-            value = r.optional(q, key, qp, (str,))
-            if value:
-                qtype = value
-                break
-        if not qtype:  # Mem-Gallery / MemEye name the type `point`: one, a list, or nested lists of them
-            qtype = "+".join(_point_names(q.get("point")))
-        category = r.optional(q, "category", qp, (int,))
-        refusal = is_refusal(answer)
-        explicit = r.optional(q, "refusal", qp, (bool,))
-        if explicit is not None:
-            refusal = explicit
-        answer_kind = r.optional(q, "answer_kind", qp, (str,), "").strip()
-        if answer_kind and answer_kind not in ANSWER_KINDS:
-            raise r.fail(at(qp, "answer_kind"), f"unknown answer kind {answer_kind!r} (expected one of {', '.join(ANSWER_KINDS)})")
-        tolerance = r.optional(q, "tolerance", qp, (int, float))
-        if tolerance is not None and not (tolerance >= 0 and tolerance != float("inf")):
-            raise r.fail(at(qp, "tolerance"), f"tolerance must be a finite number >= 0, found {tolerance!r}")
-        if answer_kind == "refusal":
-            refusal = True
-        out.append(QA(
-            qa_id=qa_id, question=question, answer=answer, clues=tuple(r.text_list(q, "clue", qp)),
-            qtype=qtype, category=category, options=_options(r, q.get("options"), at(qp, "options")),
-            refusal=refusal, answer_kind=answer_kind,
-            tolerance=float(tolerance) if tolerance is not None else None,
-            image=_question_image(r, q, qp, qa_id),
-        ))
+        with r.guard():
+            out.append(_qa(r, q, at(at("", QAS), i), i, stem, seen))
     return tuple(out)
+
+
+def _qa(r: Reader, q: object, qp: str, i: int, stem: str, seen: dict[str, str]) -> QA:
+    """One question; raises InputError at its first fault."""
+    r.check(q, qp, (dict,))
+    assert isinstance(q, dict)
+    question = r.required(q, "question", qp, (str,))
+    if "answer" not in q or q["answer"] is None:
+        raise r.fail(at(qp, "answer"), "missing required field")
+    answer = r.scalar_text(q["answer"], at(qp, "answer"))
+    sample = r.optional(q, "sample_id", qp, (str, int))
+    qa_id = str(sample) if sample is not None and str(sample).strip() else f"{stem}:q{i + 1}"
+    if qa_id in seen:
+        raise r.fail(at(qp, "sample_id"), f"duplicate question id {qa_id!r} (also at {seen[qa_id]})")
+    seen[qa_id] = qp
+    qtype = ""
+    for key in ("query_type", "question_type", "type"):
+        value = r.optional(q, key, qp, (str,))
+        if value:
+            qtype = value
+            break
+    if not qtype:  # Mem-Gallery / MemEye name the type `point`: one, a list, or nested lists of them
+        qtype = "+".join(_point_names(q.get("point")))
+    category = r.optional(q, "category", qp, (int,))
+    refusal = is_refusal(answer)
+    explicit = r.optional(q, "refusal", qp, (bool,))
+    if explicit is not None:
+        refusal = explicit
+    answer_kind = r.optional(q, "answer_kind", qp, (str,), "").strip()
+    if answer_kind and answer_kind not in ANSWER_KINDS:
+        raise r.fail(at(qp, "answer_kind"), f"unknown answer kind {answer_kind!r} (expected one of {', '.join(ANSWER_KINDS)})")
+    tolerance = r.optional(q, "tolerance", qp, (int, float))
+    if tolerance is not None and not (tolerance >= 0 and tolerance != float("inf")):
+        raise r.fail(at(qp, "tolerance"), f"tolerance must be a finite number >= 0, found {tolerance!r}")
+    if answer_kind == "refusal":
+        refusal = True
+    return QA(
+        qa_id=qa_id, question=question, answer=answer, clues=tuple(r.text_list(q, "clue", qp)),
+        qtype=qtype, category=category, options=_options(r, q.get("options"), at(qp, "options")),
+        refusal=refusal, answer_kind=answer_kind,
+        tolerance=float(tolerance) if tolerance is not None else None,
+        image=_question_image(r, q, qp, qa_id),
+    )
 
 
 def _point_names(value: object) -> list[str]:

@@ -8,6 +8,8 @@ import streamlit as st
 
 from ui import charts, state
 from ui.engine import memory_version
+from ui.formatting import column_format
+from ui.table_text import people_description
 from ui.resources import open_store, page_store
 from ui.views import observation_rows, provenance_view
 
@@ -57,7 +59,30 @@ if not tables:
             "shows how close the candidates are.")
     st.stop()
 
-st.dataframe([{"table": t["table"], "rows": t["rows"], "columns": len(t["columns"]), "description": t["description"]}
+
+
+@st.cache_data(show_spinner=False, max_entries=16)
+def table_summary(path: str, version: str, table: str) -> tuple:
+    """(rows, first time, last time, rows read from an image) of one analytic table from catalog()."""
+    if table not in {t["table"] for t in catalog(path, version)}:
+        raise ValueError(f"unknown analytic table {table!r}")
+    ident = '"' + table.replace('"', '""') + '"'
+    return open_store(path).con.execute(
+        f"SELECT count(*), min(time), max(time), count(*) FILTER (WHERE modality LIKE '%image%') FROM {ident}").fetchone()
+
+
+def for_people(t: dict) -> str:
+    n, first, last, images = table_summary(path, version, t["table"])
+    return people_description(int(n), first, last, int(images or 0), t["columns"])
+
+
+def is_empty(column: pd.Series) -> bool:
+    """Every value null or blank text: nothing to show."""
+    return bool(column.map(lambda v: not str(v).strip() if isinstance(v, str) else v is None or
+                           (pd.api.types.is_scalar(v) and bool(pd.isna(v)))).all())
+
+
+st.dataframe([{"table": t["table"], "rows": t["rows"], "columns": len(t["columns"]), "description": for_people(t)}
               for t in tables], hide_index=True, width="stretch")
 
 names = [t["table"] for t in tables]
@@ -66,19 +91,40 @@ if st.session_state.get("tbl_name") not in names:
 name = st.selectbox("Table", names, key="tbl_name")
 meta = next(t for t in tables if t["table"] == name)
 st.subheader(name)
-st.write(meta["description"])
-st.dataframe(
-    [{"column": c["name"], "type": c["dtype"], "unit": c.get("unit") or "", "attribute": c.get("attribute", ""),
-      "note": c.get("description") or ""} for c in meta["columns"]],
-    hide_index=True, width="stretch")
+st.write(for_people(meta))
+with st.expander("How the planner sees this table"):
+    st.write(meta["description"] or "(no stored description)")
+listing = pd.DataFrame([{"column": c["name"], "type": c["dtype"], "unit": c.get("unit") or "",
+                         "attribute": c.get("attribute", ""), "note": c.get("description") or ""}
+                        for c in meta["columns"]], columns=["column", "type", "unit", "attribute", "note"])
+st.dataframe(listing.drop(columns=[c for c in ("note",) if is_empty(listing[c])]), hide_index=True,
+             width="stretch", placeholder="")
 
 df = table_rows(path, version, name)
 shown = df.drop(columns=[PROVENANCE], errors="ignore")
+hidden = [c for c in shown.columns if len(shown) and is_empty(shown[c])]
+shown = shown.drop(columns=hidden)
 unit_of = {c["name"]: c.get("unit") for c in meta["columns"]}
-config = {c: st.column_config.NumberColumn(f"{c} ({unit_of[c]})") for c in shown.columns if unit_of.get(c)}
+# display only: clock columns become times of day of the same length (they sort by length), numbers
+# stay numbers with a printf format (they sort numerically); the stored values are unchanged
+config = {}
+for c in [*unit_of, "time"]:
+    if c not in shown.columns:
+        continue
+    fmt = column_format(unit_of.get(c), shown[c])
+    label = f"{c} ({unit_of[c]})" if unit_of.get(c) else c
+    if fmt.kind == "clock":
+        shown[c] = fmt.values(shown[c])
+        config[c] = st.column_config.TimeColumn(label, format=fmt.pattern)
+    elif fmt.kind == "number":
+        config[c] = st.column_config.NumberColumn(label, format=fmt.pattern)
+    elif fmt.kind == "date":
+        config[c] = st.column_config.DatetimeColumn(label, format=fmt.pattern)
 st.markdown(f"**{len(df)} row(s).** Select a row to see where its values came from.")
 event = st.dataframe(shown, hide_index=True, width="stretch", on_select="rerun", selection_mode="single-row",
-                     column_config=config, key=f"tbl_rows_{name}")
+                     column_config=config, key=f"tbl_rows_{name}", placeholder="")
+if hidden:
+    st.caption("; ".join(f"{c}: empty in every row, hidden" for c in hidden))
 picked = list(getattr(getattr(event, "selection", None), "rows", []) or [])
 if picked:
     st.session_state[state.SELECTED_ROUND] = str(df.iloc[picked[0]]["source"])

@@ -414,8 +414,8 @@ def test_ask_page_with_a_bad_local_model_says_so_and_answers_with_rules(memory_p
     at.session_state[state.BACKEND] = "local"
     at.session_state[state.MODEL_PATH] = str(fake)
     _ask(at, "What was my average sleep score?")
-    assert any("not a GGUF file" in e.value for e in at.error)
-    assert any("85.5" in s.value for s in at.success)
+    assert any("not a GGUF file" in e.value for e in at.error), [e.value for e in at.error]
+    assert any("85.5" in s.value for s in at.success), ([s.value for s in at.success], [e.value for e in at.error])
     assert at.session_state[state.LAST_TRACE]["backend"] == "rules"
 
 

@@ -1,7 +1,7 @@
 """The upload page's retrieval-memory setting reaches the build's Config."""
 from __future__ import annotations
 
-from test_app_pages import memeye_upload, page
+from test_app_pages import fake_models, memeye_upload, page  # noqa: F401  (fixture)
 
 from core.config import DEFAULT
 from ui import state

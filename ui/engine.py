@@ -211,6 +211,8 @@ def query_engine(store: Store, path: str):
         # the same retrieval memory as the CLI: the stored hierarchy with the build's encoders
         engines[key] = make_engine(store, cfg, text_encoder=resources.text_encoder(),
                                    image_encoder=resources.image_encoder(), llm=llm_for(store))
+    elif engines[key].llm is None and state.backend() != "rules":
+        llm_for(store)  # the chosen model could not start: say why on every run, not only the first
     return engines[key]
 
 

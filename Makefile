@@ -43,7 +43,7 @@ demo: $(DEMO_STORE)
 run: $(VENV)/.runtime $(DEMO_STORE)
 	ADAMM_STORE=$(DEMO_STORE) $(BIN)/streamlit run app.py --server.port $(PORT) --server.headless true
 
-test: test-deps
+test: test-deps $(DEMO_STORE)
 	$(BIN)/python -m pytest -q -rs -p no:cacheprovider
 
 bench: $(VENV)/.testdeps

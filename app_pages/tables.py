@@ -86,6 +86,9 @@ st.dataframe([{"table": t["table"], "rows": t["rows"], "columns": len(t["columns
               for t in tables], hide_index=True, width="stretch")
 
 names = [t["table"] for t in tables]
+linked = st.query_params.get("table")  # a link from a finished build: ?table=NAME opens that table once
+if linked in names and st.session_state.get("_tbl_linked") != linked:
+    st.session_state["tbl_name"] = st.session_state["_tbl_linked"] = linked
 if st.session_state.get("tbl_name") not in names:
     st.session_state["tbl_name"] = names[0]
 name = st.selectbox("Table", names, key="tbl_name")

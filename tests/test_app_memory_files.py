@@ -89,3 +89,28 @@ def test_a_finished_build_links_to_each_new_table_and_the_schemas(tmp_path):
     assert table_links and all("rows" in label and "new" in label for label in table_links)
     assert any("schemas" in page for _, page in links)
     assert "new table(s)" in texts(at)
+
+
+def test_a_table_link_opens_that_table(tmp_path):
+    import shutil
+
+    import pytest
+    from streamlit.testing.v1 import AppTest as _AT
+
+    demo = Path(APP).parent / "data" / "demo.duckdb"
+    if not demo.exists():
+        pytest.skip("the demo memory is built by `make demo` (make test builds it)")
+    path = tmp_path / "demo.duckdb"
+    shutil.copy(demo, path)
+    at = _AT.from_file(str(Path(APP).parent / "app_pages" / "tables.py"), default_timeout=60)
+    at.session_state[state.STORE_PATH] = str(path)
+    at.run()
+    names = list(at.selectbox(key="tbl_name").options)
+    assert len(names) >= 2 and at.selectbox(key="tbl_name").value == names[0]
+    at.query_params["table"] = names[-1]
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="tbl_name").value == names[-1]
+    # the link opens the table once; the person's own choice then stands
+    at.selectbox(key="tbl_name").select(names[0]).run()
+    assert at.selectbox(key="tbl_name").value == names[0]

@@ -10,23 +10,16 @@ import json
 import pytest
 
 from conftest import FakeImageEncoder, FakeOCR, HashEmbedder
-from test_app_pages import health_history, page, texts
+from test_app_pages import fake_models, health_history, page, texts  # noqa: F401  (autouse fixture)
 
 from core.build import BuildDeps, build
 from core.config import DEFAULT
 from core.extract import RuleExtractor
 from core.store import Store
-from ui import resources
 
 QUESTION = "What was my average sleep score?"  # gold 85.5, the mean of 80..91
 
 
-@pytest.fixture(autouse=True)
-def fake_models(monkeypatch):
-    enc, img = HashEmbedder(), FakeImageEncoder()
-    monkeypatch.setattr(resources, "text_encoder", lambda: enc)
-    monkeypatch.setattr(resources, "image_encoder", lambda *a, **k: img)
-    monkeypatch.setattr(resources, "ocr_engine", lambda: FakeOCR())
 
 
 @pytest.fixture()

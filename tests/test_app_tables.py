@@ -10,9 +10,10 @@ import duckdb
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import ROOT, FakeImageEncoder, FakeOCR, HashEmbedder
+from conftest import ROOT
+from test_app_pages import fake_models  # noqa: F401  (autouse fixture: the pages' fake models)
 
-from ui import resources, state
+from ui import state
 from ui.table_text import people_description, span_words
 
 
@@ -23,12 +24,6 @@ def demo_path(tmp_path_factory) -> str:
     return str(path)
 
 
-@pytest.fixture(autouse=True)
-def fake_models(monkeypatch):
-    enc, img = HashEmbedder(), FakeImageEncoder()
-    monkeypatch.setattr(resources, "text_encoder", lambda: enc)
-    monkeypatch.setattr(resources, "image_encoder", lambda *a, **k: img)
-    monkeypatch.setattr(resources, "ocr_engine", lambda: FakeOCR())
 
 
 def stored(path: str, sql: str):

@@ -5,7 +5,7 @@ A topic or an episode is named by 2-3 distinctive words of its description
 against its sibling nodes (the other topics; the other episodes of the same
 topic), so two neighbouring nodes read differently:
 
-    "parcel, mistake, apartment"     "heating, bill, higher"     "glucose, dashboard, CGM"
+    "parcel, mistake, apartment"     "heating, bill, higher"     "repotting, soil, roots"
 
 Words are counted without speaker labels ("user:", "Melanie:"), English
 grammar and chat words, numbers and the units after them; an assistant's or an

@@ -12,7 +12,7 @@ export PYTHONDONTWRITEBYTECODE = 1
 DEMO_STORE ?= data/demo.duckdb
 PORT ?= 8501
 
-.PHONY: run test venv test-deps chromium demo bench clean
+.PHONY: run test venv test-deps chromium demo bench clean ray
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -21,9 +21,16 @@ $(VENV)/.runtime: requirements.txt | $(BIN)/python
 	$(BIN)/pip install -qq -r requirements.txt
 	touch $@
 
-$(VENV)/.testdeps: requirements-test.txt requirements-test-llm.txt $(VENV)/.runtime
-	$(BIN)/pip install -qq -r requirements-test.txt -r requirements-test-llm.txt
+$(VENV)/.testdeps: requirements-test.txt requirements-test-llm.txt requirements-ray.txt $(VENV)/.runtime
+	$(BIN)/pip install -qq -r requirements-test.txt -r requirements-test-llm.txt -r requirements-ray.txt
 	touch $@
+
+# Ray for batch builds and evaluations (--workers, --ray-address); `make test` installs it too
+$(VENV)/.ray: requirements-ray.txt $(VENV)/.runtime
+	$(BIN)/pip install -qq -r requirements-ray.txt
+	touch $@
+
+ray: $(VENV)/.ray
 
 venv: $(VENV)/.runtime
 

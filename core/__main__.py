@@ -46,13 +46,25 @@ def _endpoint_args(p: argparse.ArgumentParser) -> None:
                         "for servers without schema support)")
 
 
+def _batch_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workers", type=int, metavar="N",
+                   help="run the files on N Ray workers (a local Ray instance, started and stopped here, "
+                        "unless --ray-address is given); each worker loads its models once")
+    p.add_argument("--ray-address", metavar="HOST:PORT",
+                   help="run on this existing Ray cluster (`ray start --head` ...; see the README)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = _Parser(prog="python -m core", description="AdaMM Explorer engine")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     b = sub.add_parser("build", help="ingest histories into a memory file and build both memories")
     b.add_argument("inputs", nargs="+", help="MemEye or LoCoMo JSON files (or a zip with JSON + images)")
-    b.add_argument("--store", required=True, help="memory file (DuckDB), created if missing")
+    b.add_argument("--store", help="memory file (DuckDB), created if missing: every input goes into it")
+    b.add_argument("--store-dir", metavar="OUT",
+                   help="instead of --store: one memory per input file, OUT/<file stem>.duckdb (inputs may be "
+                        "folders or globs; a rerun skips the files already built from the same input)")
+    _batch_args(b)
     b.add_argument("--format", choices=["memeye", "locomo"], help="input format (default: detect)")
     b.add_argument("--images", help="folder or zip where images are looked up")
     b.add_argument("--allow-missing-images", action="store_true",
@@ -90,8 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "the planner's own plan and with its saved plan, scored against its expected answer; "
                         "exit 3 when a case that passed when saved is broken now")
     e.add_argument("--format", choices=["memeye", "locomo"])
-    e.add_argument("--ablation", default="full",
-                   choices=["full", "no-analytic", "no-retrieval", "no-context", "no-progressive", "rag", "no-utility"])
+    e.add_argument("--ablation", nargs="+", default=["full"], metavar="ABLATION",
+                   choices=["full", "no-analytic", "no-retrieval", "no-context", "no-progressive", "rag", "no-utility"],
+                   help="one or several of full, no-analytic, no-retrieval, no-context, no-progressive, rag, "
+                        "no-utility; several (or --set NAME=V1,V2) run a sweep: OUT/<variant>/ each and "
+                        "OUT/sweep.csv (file x variant x metric)")
+    _batch_args(e)
     e.add_argument("--limit", type=int, help="answer at most N questions (per file)")
     e.add_argument("--store", help="memory file to build into, for a single input file (default: a temporary file)")
     e.add_argument("--quiet", action="store_true")

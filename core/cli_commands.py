@@ -13,37 +13,26 @@ from .errors import InputError
 
 def config_from_args(args) -> "object":
     """Config with --set overrides; a bad name or value is an argument error (exit 2)."""
+    from .config import parse_value
+
     changes = {}
     for item in args.set:
         name, sep, value = item.partition("=")
         if not sep:
             raise InputError("--set", item, "expected NAME=VALUE")
-        current = getattr(DEFAULT, name, None)
-        if current is None:
-            raise InputError("--set", item, f"unknown parameter {name!r}")
         try:
-            changes[name] = _parse_value(current, value)
+            changes[name] = parse_value(name, value)
+        except KeyError:
+            raise InputError("--set", item, f"unknown parameter {name!r}") from None
         except ValueError:
-            raise InputError("--set", item, f"{name} takes a {type(current).__name__}") from None
+            raise InputError("--set", item, f"{name} takes a {type(getattr(DEFAULT, name)).__name__}") from None
     try:
         return DEFAULT.with_(**changes)
     except ValueError as e:
         raise InputError("--set", " ".join(args.set), str(e)) from None
 
 
-def _parse_value(current, value: str):
-    """`value` as the type of the parameter's default (true/false/1/0 for a flag)."""
-    if isinstance(current, bool):
-        low = value.strip().lower()
-        if low in ("true", "1", "yes", "on"):
-            return True
-        if low in ("false", "0", "no", "off"):
-            return False
-        raise ValueError(value)
-    return type(current)(value)
-
-
-def _progress_bar(enabled: bool):
+def progress_bar(enabled: bool):
     """A (stage, done, total) callback drawing one tqdm bar per stage on stderr."""
     if not enabled:
         return lambda stage, done, total: None
@@ -74,7 +63,7 @@ def _progress_bar(enabled: bool):
 
 def _file_line(enabled: bool, progress=None):
     """A (k, n, name) callback printing "file k/N name" on stderr before each file of a multi-file eval
-    (and resetting `progress`, a _progress_bar, so the file's stages draw their bars anew)."""
+    (and resetting `progress`, a progress_bar, so the file's stages draw their bars anew)."""
     if not enabled:
         return lambda k, n, name: None
 
@@ -165,6 +154,17 @@ def cmd_build(args) -> int:
     from .deps import make_build_deps, make_llm
     from .store import Store
 
+    if args.store_dir:
+        if args.store:
+            raise InputError("command line", "--store", "give --store (one memory) or --store-dir (one per file), "
+                                                        "not both")
+        from .batch_cli import cmd_build_many
+
+        return cmd_build_many(args, config_from_args(args))
+    if args.workers is not None or args.ray_address:
+        raise InputError("command line", "--workers", "Ray builds one memory per file: give --store-dir OUT")
+    if not args.store:
+        raise InputError("command line", "--store", "give the memory file (or --store-dir for one per input file)")
     config = config_from_args(args)
     histories = read_inputs(args.inputs, args.format, args.images, config, args.allow_missing_images)
     with Store(args.store) as store:
@@ -172,7 +172,7 @@ def cmd_build(args) -> int:
         # a factory: the models load only after the ingest accepted the input
         deps = lambda: make_build_deps(config, cache_con=store.con, llm=llm,  # noqa: E731
                                        clip_checkpoint=args.clip_checkpoint, clip_model=args.clip_model)
-        report = build(store, histories, deps, config, progress=_progress_bar(not args.quiet))
+        report = build(store, histories, deps, config, progress=progress_bar(not args.quiet))
     print(
         f"built {args.store}: {report.sessions} sessions, {report.rounds} rounds (+{report.rounds_added} new), "
         f"{report.images} images, {report.images_ocr} OCR'd, {report.observations} observations, "
@@ -273,7 +273,7 @@ def cmd_eval_cases(args, config) -> int:
             print(f"{args.store}: no saved cases (save one from the Query planner: edit a plan, re-run, "
                   "\"Save as a case\")")
             return 0
-        bar = _progress_bar(not args.quiet)
+        bar = progress_bar(not args.quiet)
         results = replay_cases(engine, cases, progress=lambda k, n: bar("cases", k, n))
     for r in results:
         print(f"case {r.case.case_id} [{r.status()}] {r.case.question}")
@@ -293,9 +293,13 @@ def cmd_eval_cases(args, config) -> int:
 
 
 def cmd_eval(args) -> int:
+    from .batch_cli import batch_pool, check_model_path, outcome_bar, variant_line
     from .evaluation.runner import run_eval
+    from .evaluation.sweep import grid, run_sweep
 
-    config = config_from_args(args)
+    ablations = args.ablation if isinstance(args.ablation, list) else [args.ablation]
+    sweep = len(ablations) > 1 or any("," in item.partition("=")[2] for item in args.set)
+    config = DEFAULT if sweep else config_from_args(args)
     if args.cases:
         if args.input:
             raise InputError("command line", "--cases", "takes no input files (the cases are in --store)")
@@ -304,12 +308,29 @@ def cmd_eval(args) -> int:
         raise InputError("command line", "input", "give the input file(s) to evaluate (or --cases --store M)")
     if not args.out:
         raise InputError("command line", "--out", "give the output folder")
+    variants = grid(ablations, args.set) if sweep else None
     inputs = args.input if isinstance(args.input, list) else [args.input]
-    bar = _progress_bar(not args.quiet)
-    summary = run_eval(inputs if len(inputs) > 1 else inputs[0], args.out, config=config, fmt=args.format,
-                       ablation=args.ablation, limit=args.limit, backend=args.backend, model_path=args.model_path,
-                       store_path=args.store, progress=bar, allow_missing_images=args.allow_missing_images,
-                       on_file=_file_line(not args.quiet, bar))
+    parallel = args.workers is not None or bool(args.ray_address)
+    if parallel and args.store:
+        raise InputError("command line", "--store", "a Ray run builds each file in its worker: drop --store")
+    check_model_path(args)
+    bar = progress_bar(not args.quiet and not parallel)
+    with batch_pool(args) as pool:
+        kw = dict(fmt=args.format, limit=args.limit, backend=args.backend, model_path=args.model_path,
+                  store_path=args.store, progress=bar, allow_missing_images=args.allow_missing_images,
+                  on_file=_file_line(not args.quiet and not parallel, bar), pool=pool,
+                  on_outcome=outcome_bar(not args.quiet, parallel))
+        if sweep:
+            def one(inp, out, **variant):
+                return run_eval(inp, out, **kw, **variant)
+
+            summaries = run_sweep(inputs, args.out, variants, one, on_variant=variant_line(not args.quiet))
+            print(json.dumps({"sweep": str(Path(args.out) / "sweep.csv"),
+                              "variants": {v.name: {"n": s.get("n"), "accuracy": s.get("accuracy")}
+                                           for v, s in zip(variants, summaries)}}, indent=2))
+            return 0
+        summary = run_eval(inputs if len(inputs) > 1 else inputs[0], args.out, config=config,
+                           ablation=ablations[0], **kw)
     print(json.dumps(summary, indent=2))
     if summary.get("errors"):
         # answered without those questions: each is scored as unanswered and named here, never hidden

@@ -85,6 +85,29 @@ class Config:
             raise TypeError(f"unknown config parameter(s): {', '.join(sorted(bad))}")
         return replace(self, **changes)
 
+    def changes(self) -> dict:
+        """The parameters that differ from the defaults, by name (what a run's fingerprint records)."""
+        base = Config()
+        return {f.name: getattr(self, f.name) for f in fields(self) if getattr(self, f.name) != getattr(base, f.name)}
+
+
+def parse_value(name: str, text: str):
+    """`text` as the type of parameter `name`'s default (true/false/1/0/yes/no/on/off for a flag).
+    Raises KeyError for an unknown name, ValueError for a value of the wrong type (ranges are
+    checked when a Config is made)."""
+    names = {f.name for f in fields(Config)}
+    if name not in names:
+        raise KeyError(name)
+    current = getattr(DEFAULT, name)
+    if isinstance(current, bool):
+        low = text.strip().lower()
+        if low in ("true", "1", "yes", "on"):
+            return True
+        if low in ("false", "0", "no", "off"):
+            return False
+        raise ValueError(text)
+    return type(current)(text)
+
 
 _INF = float("inf")
 # valid ranges (inclusive); NaN is refused everywhere

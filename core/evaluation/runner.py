@@ -40,7 +40,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 from ..config import DEFAULT, Config
 from ..model import QA, History
@@ -288,22 +288,26 @@ def expand_inputs(items: Sequence[str]) -> tuple[list[Path], bool]:
     return files, multi
 
 
-def input_fingerprint(path: Path, *, ablation: str, limit: int | None, backend: str) -> dict:
-    """What makes a file's result reusable: its size, mtime and sha256, and the run's settings."""
+def input_fingerprint(path: Path, *, ablation: str, limit: int | None, backend: str,
+                      config: Config = DEFAULT) -> dict:
+    """What makes a file's result reusable: its size, mtime and sha256, and the run's settings
+    (ablation, limit, backend and the config parameters changed from the defaults)."""
     st = path.stat()
     return {"path": str(path.resolve()), "size": st.st_size, "mtime": st.st_mtime,
             "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
-            "ablation": ablation, "limit": limit, "backend": backend}
+            "ablation": ablation, "limit": limit, "backend": backend,
+            "config": json.loads(json.dumps(config.changes(), default=str))}
 
 
 def same_input(done: dict | None, now: dict) -> bool:
     """True when a recorded fingerprint is the same input (size+mtime, or sha256) with the same
-    ablation, limit and backend."""
+    ablation, limit, backend and config changes (a fingerprint without `config` ran on the defaults)."""
     if not done:
         return False
     same_file = (done.get("size"), done.get("mtime")) == (now["size"], now["mtime"]) or \
         done.get("sha256") == now["sha256"]
-    return same_file and all(done.get(k) == now[k] for k in ("ablation", "limit", "backend"))
+    return same_file and all(done.get(k) == now[k] for k in ("ablation", "limit", "backend")) \
+        and (done.get("config") or {}) == (now.get("config") or {})
 
 
 def image_counts(histories: Sequence[History]) -> dict:
@@ -331,6 +335,20 @@ class _Run:
     allow_missing_images: bool
     tmp: str = ""
     counter: list = field(default_factory=lambda: [0])
+    models: dict = field(default_factory=dict)  # text_encoder/ocr/image_encoder, loaded once per run
+
+    def fingerprint(self, path: Path) -> dict:
+        return input_fingerprint(path, ablation=self.ablation, limit=self.limit, backend=self.backend,
+                                 config=self.config)
+
+
+def shared_models(run: _Run) -> dict:
+    """The run's encoders and OCR (deps.load_models), loaded on first use and reused for every file."""
+    if not run.models:
+        from ..deps import load_models
+
+        run.models.update(load_models())
+    return run.models
 
 
 def _answer_history(run: _Run, h: History, path: str) -> tuple[list[dict], int]:
@@ -346,7 +364,7 @@ def _answer_history(run: _Run, h: History, path: str) -> tuple[list[dict], int]:
             from ..llm import DuckDBLLMCache
 
             llm.set_cache(DuckDBLLMCache(store.con))
-        d = run.deps or make_build_deps(run.config, cache_con=store.con, llm=llm)
+        d = run.deps or make_build_deps(run.config, cache_con=store.con, llm=llm, **shared_models(run))
         report = build(store, [h], d, run.config, progress=run.progress)
         if run.engine_factory is not None:
             engine = run.engine_factory(store, run.config, llm)
@@ -375,6 +393,14 @@ def _write(out: Path, records: list[dict], summary: dict) -> None:
 def eval_file(run: _Run, path: Path, out: Path) -> tuple[dict, list[dict]]:
     """Evaluate one input file into `out` (predictions.jsonl, then summary.json last, so a summary
     means the file is done). Returns (summary, records). Raises InputError for bad input."""
+    summary, records = evaluate_file(run, path)
+    _write(out, records, summary)
+    return summary, records
+
+
+def evaluate_file(run: _Run, path: Path) -> tuple[dict, list[dict]]:
+    """(summary, records) of one input file, written nowhere (the caller writes them: a Ray worker
+    sends them back). Raises InputError for bad input, and whatever the engine raises outside a question."""
     from ..formats import read_file
 
     histories = read_file(path, fmt=run.fmt, config=run.config, allow_missing_images=run.allow_missing_images)
@@ -394,8 +420,7 @@ def eval_file(run: _Run, path: Path, out: Path) -> tuple[dict, list[dict]]:
                         judge_model=run.grader.model if run.grader is not None else None,
                         build_fallbacks=build_fallbacks)
     summary.update(image_counts(histories))
-    summary["input"] = input_fingerprint(path, ablation=run.ablation, limit=run.limit, backend=run.backend)
-    _write(out, records, summary)
+    summary["input"] = run.fingerprint(path)
     return summary, records
 
 
@@ -447,34 +472,125 @@ def pooled_summary(run: _Run, records: list[dict], lines: list[dict]) -> dict:
     return out
 
 
-def run_files(run: _Run, files: Sequence[Path], out: Path,
-              on_file: Callable[[int, int, str], None] = lambda *a: None) -> dict:
-    """Evaluate each file into OUT/<stem>/ (reusing one already done), pool them into OUT/summary.json.
-    A file that fails (bad input, or any error) gets status "failed" with its error and is skipped."""
-    records: list[dict] = []
-    lines: list[dict] = []
-    stems: dict[str, int] = {}
+@dataclass(frozen=True)
+class FileTask:
+    """One input file of a multi-file run: its place in the run (1-based), where its results go
+    (OUT/<stem>/, `stem-2` for a second file of the same stem) and its input fingerprint."""
+    index: int
+    path: Path
+    out: Path
+    fingerprint: dict
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    """What became of one FileTask: status "done" (summary and records, not yet written), "reused"
+    (read back from its folder) or "failed" (`error` says why; no summary)."""
+    task: FileTask
+    status: str
+    summary: dict | None = None
+    records: list = field(default_factory=list)
+    error: str | None = None
+
+
+def file_tasks(run: _Run, files: Sequence[Path], out: Path) -> list[FileTask]:
+    """The tasks of `files` under `out`, in file order, each with its fingerprint under the run's settings."""
+    tasks, stems = [], {}
     for k, path in enumerate(files, start=1):
-        on_file(k, len(files), path.name)
         stems[path.stem] = stems.get(path.stem, 0) + 1
         sub = out / (path.stem if stems[path.stem] == 1 else f"{path.stem}-{stems[path.stem]}")
-        now = input_fingerprint(path, ablation=run.ablation, limit=run.limit, backend=run.backend)
-        done = _load_done(sub, now)
-        if done is not None:
-            records += done[1]
-            lines.append(file_line(path, done[0], "reused"))
-            continue
-        try:
-            summary, recs = eval_file(run, path, sub)
-        except Exception as e:  # one bad file must not end a benchmark run; it is reported
-            lines.append(file_line(path, None, "failed", f"{type(e).__name__}: {e}"))
-            continue
-        records += recs
-        lines.append(file_line(path, summary, "done"))
+        tasks.append(FileTask(k, path, sub, run.fingerprint(path)))
+    return tasks
+
+
+def reused_outcome(task: FileTask) -> FileOutcome | None:
+    """The outcome of a task whose folder already holds its results for the same input and settings."""
+    done = _load_done(task.out, task.fingerprint)
+    return FileOutcome(task, "reused", done[0], done[1]) if done is not None else None
+
+
+def evaluate_task(run: _Run, task: FileTask) -> FileOutcome:
+    """Evaluate one task (nothing written). Never raises: a failing file (bad input, or any error)
+    is an outcome with status "failed" and the error named."""
+    try:
+        summary, records = evaluate_file(run, task.path)
+    except Exception as e:  # one bad file must not end a benchmark run; it is reported
+        return FileOutcome(task, "failed", error=f"{type(e).__name__}: {e}")
+    return FileOutcome(task, "done", summary, records)
+
+
+Executor = Callable[[Sequence[FileTask]], "Iterable[FileOutcome]"]
+
+
+def run_files(run: _Run, files: Sequence[Path], out: Path,
+              on_file: Callable[[int, int, str], None] = lambda *a: None, *,
+              execute: Executor | None = None,
+              on_outcome: Callable[[FileOutcome, int, int], None] = lambda *a: None) -> dict:
+    """Evaluate each file into OUT/<stem>/ (reusing one already done), pool them into OUT/summary.json.
+    A file that fails (bad input, or any error) gets status "failed" with its error and is skipped.
+
+    `execute(tasks)` evaluates the tasks not reused and yields their outcomes as they finish, in any
+    order (core/batch.py: on Ray workers); by default they run here, one after another, with
+    `on_file(k, n, name)` before each file. Each file done is written as soon as it arrives;
+    `on_outcome(outcome, finished, n)` follows. The pooled summary lists the files in file order."""
+    tasks = file_tasks(run, files, out)
+    n = len(tasks)
+    outcomes: dict[int, FileOutcome] = {}
+
+    def arrive(oc: FileOutcome) -> None:
+        if oc.status == "done":
+            _write(oc.task.out, oc.records, oc.summary)
+        outcomes[oc.task.index] = oc
+        on_outcome(oc, len(outcomes), n)
+
+    if execute is None:
+        for t in tasks:
+            on_file(t.index, n, t.path.name)
+            arrive(reused_outcome(t) or evaluate_task(run, t))
+    else:
+        pending = []
+        for t in tasks:
+            oc = reused_outcome(t)
+            if oc is None:
+                pending.append(t)
+            else:
+                arrive(oc)
+        for oc in execute(pending):
+            arrive(oc)
+    records: list[dict] = []
+    lines: list[dict] = []
+    for t in tasks:
+        oc = outcomes.get(t.index) or FileOutcome(t, "failed", error="no result came back")
+        records += oc.records
+        lines.append(file_line(t.path, oc.summary, oc.status, oc.error))
     pooled = pooled_summary(run, records, lines)
     out.mkdir(parents=True, exist_ok=True)
     (out / "summary.json").write_text(json.dumps(pooled, indent=2))
     return pooled
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    """The settings of an eval that every worker needs to reproduce it (plain values: a Ray worker
+    gets a copy). `judge`: grade with the backend's model (None = whenever one is configured)."""
+    config: Config = DEFAULT
+    fmt: str | None = None
+    ablation: str = "full"
+    limit: int | None = None
+    backend: str = "rules"
+    model_path: str | None = None
+    allow_missing_images: bool = False
+    judge: bool | None = None
+
+
+def new_run(settings: EvalSettings, *, tmp: str, llm=None, progress: Callable[[str, int, int], None] = lambda *a: None,
+            deps=None, engine_factory=None, store_path: str | None = None, models: dict | None = None) -> _Run:
+    """A run of `settings` with its memories under `tmp`: `llm` answers (and grades, unless
+    settings.judge is False); `models` (deps.load_models) are reused instead of loading the encoders."""
+    grader = LLMJudge(llm) if llm is not None and settings.judge is not False else None
+    return _Run(settings.config, settings.fmt, settings.ablation, settings.limit, settings.backend, progress, deps,
+                engine_factory, llm, grader, store_path, settings.allow_missing_images, tmp,
+                models=models if models is not None else {})
 
 
 def run_eval(input_path: str | Sequence[str], out_dir: str, *, config: Config = DEFAULT, fmt: str | None = None,
@@ -482,7 +598,8 @@ def run_eval(input_path: str | Sequence[str], out_dir: str, *, config: Config = 
              model_path: str | None = None, store_path: str | None = None,
              progress: Callable[[str, int, int], None] = lambda *a: None, deps=None, engine_factory=None,
              judge: bool | None = None, llm=None, allow_missing_images: bool = False,
-             on_file: Callable[[int, int, str], None] = lambda *a: None) -> dict:
+             on_file: Callable[[int, int, str], None] = lambda *a: None, pool=None,
+             on_outcome: Callable[[FileOutcome, int, int], None] = lambda *a: None) -> dict:
     """Build a memory per conversation of the input, answer its QAs, write predictions and summary.
 
     `input_path`: one file (flat layout: OUT/predictions.jsonl, OUT/summary.json; a bad file raises
@@ -493,23 +610,28 @@ def run_eval(input_path: str | Sequence[str], out_dir: str, *, config: Config = 
     cache moves to each conversation's memory file). `judge`: grade predictions with the model
     (None = whenever one is configured). `allow_missing_images`: a missing image file keeps its
     caption instead of failing the file (summary `images_missing` counts them).
+    `pool` (core/batch.py's RayPool): the files are evaluated by its workers, each loading its own
+    models, and the run always has the multi-file layout; `on_outcome(outcome, finished, n)` after
+    each file of a multi-file run.
     """
     from ..deps import make_llm
 
     items = [str(input_path)] if isinstance(input_path, (str, Path)) else [str(x) for x in input_path]
     files, multi = expand_inputs(items)
+    multi = multi or pool is not None
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    own_llm = llm is None
+    settings = EvalSettings(config, fmt, ablation, limit, backend, model_path, allow_missing_images, judge)
+    own_llm = llm is None and pool is None
     if own_llm:
         llm = make_llm(backend, model_path, parallel=config.llm_parallel)
-    grader = LLMJudge(llm) if llm is not None and judge is not False else None
     tmp = tempfile.TemporaryDirectory(prefix="adamm-eval-")
-    run = _Run(config, fmt, ablation, limit, backend, progress, deps, engine_factory, llm, grader,
-               None if multi else store_path, allow_missing_images, tmp.name)
+    run = new_run(settings, tmp=tmp.name, llm=llm, progress=progress, deps=deps, engine_factory=engine_factory,
+                  store_path=None if multi else store_path)
     try:
         if multi:
-            return run_files(run, files, out, on_file)
+            execute = None if pool is None else (lambda tasks: pool.evaluate(settings, tasks))
+            return run_files(run, files, out, on_file, execute=execute, on_outcome=on_outcome)
         return eval_file(run, files[0], out)[0]
     finally:
         tmp.cleanup()

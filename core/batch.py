@@ -4,8 +4,9 @@
 instance with `workers` CPUs and stops it on exit; with one (`ray start --head` on one machine,
 `ray start --address HEAD:PORT` on the others) it joins that cluster and leaves it running. Either
 way it starts one FileWorker actor (core/batch_work.py) per worker, each loading its models once,
-and hands each actor one file at a time; `evaluate(settings, tasks)` and `build(settings, tasks)`
-yield each file's outcome as soon as it is finished. A file whose work raised, or whose worker
+and hands each actor one file at a time (`on_dispatch(task, worker index)` as it is sent);
+`evaluate(settings, tasks)` and `build(settings, tasks)` yield each file's outcome as soon as it
+is finished. A file whose work raised, or whose worker
 died, is a "failed" outcome naming the fault; a dead worker is replaced and the run goes on.
 
 Workers import this checkout (PYTHONPATH = its root) with the driver's offline and thread
@@ -53,7 +54,7 @@ class RayPool:
 
     def __init__(self, workers: int | None = None, address: str | None = None, *,
                  clip_checkpoint: str | None = None, clip_model: str | None = None,
-                 on_dispatch: Callable[[object], None] = lambda task: None) -> None:
+                 on_dispatch: Callable[[object, int], None] = lambda task, worker: None) -> None:
         if workers is not None and workers < 1:
             raise InputError("--workers", str(workers), "expected at least 1 worker")
         self.workers, self.address = workers, address
@@ -123,7 +124,7 @@ class RayPool:
         def submit(i: int) -> None:
             if queue:
                 t = queue.pop(0)
-                self.on_dispatch(t)
+                self.on_dispatch(t, i)
                 inflight[getattr(self.actors[i], method).remote(settings_ref, t)] = (i, t)
 
         for i in range(len(self.actors)):

@@ -14,6 +14,7 @@ from core.model import QA
 from core.planning import ABLATIONS
 from ui import charts, data, state
 from ui.cases_view import cases_section
+from ui.sweep_view import sweep_section
 from ui.engine import cost_text, memory_version, meter_of, model_name, query_engine
 from ui.resources import page_store
 from ui.views import evidence_view, step_view
@@ -32,6 +33,7 @@ st.caption("Answers every question of this memory's QA list and scores it exactl
 store = page_store(path)
 version = memory_version(store)
 cases_section(store, version, lambda: query_engine(store, path))
+sweep_section()
 st.divider()
 qas = store.qas()
 if not qas:

@@ -49,6 +49,21 @@ def import_ray():
     return ray
 
 
+def reachable(address: str, timeout_s: float = 10.0) -> None:
+    """InputError unless something listens at HOST:PORT (Ray itself waits for an absent head for
+    minutes)."""
+    import socket
+
+    host, sep, port = address.rpartition(":")
+    if not sep or not port.isdigit():
+        raise InputError("--ray-address", address, "expected HOST:PORT, e.g. 127.0.0.1:6379")
+    try:
+        socket.create_connection((host.strip("[]") or "127.0.0.1", int(port)), timeout=timeout_s).close()
+    except OSError as e:
+        raise InputError("--ray-address", address, f"no Ray head answers there ({e.strerror or e}); start "
+                                                    "one with `ray start --head --port PORT`") from None
+
+
 class RayPool:
     """Ray actors running FileWorker, one file each at a time (see the module docstring)."""
 
@@ -63,7 +78,6 @@ class RayPool:
         self.actors: list = []
         self.replaced = 0
         self._ray = None
-        self._started = False
 
     def __enter__(self) -> "RayPool":
         ray = self._ray = import_ray()
@@ -71,6 +85,7 @@ class RayPool:
 
         runtime_env = {"env_vars": worker_env()}
         if self.address:
+            reachable(self.address)
             try:
                 ray.init(address=self.address, runtime_env=runtime_env, log_to_driver=False)
             except (ConnectionError, RuntimeError, ValueError) as e:
@@ -78,8 +93,13 @@ class RayPool:
         else:
             ray.init(num_cpus=self.workers or 1, include_dashboard=False, runtime_env=runtime_env,
                      log_to_driver=False, configure_logging=False)
-            self._started = True
-        n = self.workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+        cpus = int(ray.cluster_resources().get("CPU", 0))
+        if self.workers is not None and self.workers > cpus:
+            # a worker needs a CPU of its own: one that cannot start would hold its files forever
+            ray.shutdown()
+            raise InputError("--workers", str(self.workers),
+                             f"the Ray cluster at {self.address} has {cpus} CPU(s); give at most --workers {cpus}")
+        n = self.workers or max(1, cpus)
         # SPREAD: on a cluster the workers go to different machines before doubling up on one
         self._actor_class = ray.remote(num_cpus=1, max_restarts=0, scheduling_strategy="SPREAD")(FileWorker)
         self.actors = [self._new_actor() for _ in range(n)]

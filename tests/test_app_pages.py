@@ -472,6 +472,29 @@ def test_evaluate_page_runs_the_qa_set_and_drills_into_a_trace(memory_path):
     assert len(at.get("graphviz_chart")) == 1
 
 
+def test_evaluate_page_opens_a_sweep_table_by_its_folder(memory_path, tmp_path):
+    import json
+
+    from core.evaluation.sweep import Variant, write_table
+
+    variants = [Variant("full__theta_s-3", "full", (("theta_s", 3),), DEFAULT.with_(theta_s=3)),
+                Variant("rag__theta_s-3", "rag", (("theta_s", 3),), DEFAULT.with_(theta_s=3))]
+    write_table(tmp_path, variants, [
+        {"files": [{"name": "trip", "status": "done", "n": 4, "accuracy": 0.75}], "n": 4, "accuracy": 0.75},
+        {"files": [{"name": "trip", "status": "done", "n": 4, "accuracy": 0.25}], "n": 4, "accuracy": 0.25}])
+    at = page("evaluate", memory_path)
+    at.run()
+    at.text_input(key="sw_path").input(str(tmp_path)).run()
+    assert not at.exception
+    (hm,) = json.loads(at.get("plotly_chart")[0].proto.spec)["data"]
+    assert hm["x"] == ["full__theta_s-3", "rag__theta_s-3"] and hm["y"] == ["(all)", "trip"]
+    assert hm["z"] == [[0.75, 0.25], [0.75, 0.25]]
+    at.selectbox(key="sw_metric").select("n").run()
+    assert json.loads(at.get("plotly_chart")[0].proto.spec)["data"][0]["z"] == [[4, 4], [4, 4]]
+    at.text_input(key="sw_path").input(str(tmp_path / "nothing.csv")).run()
+    assert "nothing.csv: cannot read it" in texts(at)
+
+
 def test_evaluate_page_scores_like_the_cli_runner_per_question_type(memory_path):
     """The page's per-type accuracy is what core.evaluation.runner's score_qa says about its predictions."""
     from core.evaluation.runner import score_qa

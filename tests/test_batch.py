@@ -195,6 +195,9 @@ def test_cli_build_store_dir_serial(tmp_path, monkeypatch, capsys, embedder, ima
     (["eval", "x.json", "--out", "o", "--workers", "2", "--store", "m.duckdb"], "drop --store"),
     (["eval", "x.json", "--out", "o", "--set", "theta_s=3,zz"], "theta_s takes a int"),
     (["eval", "x.json", "--out", "o", "--backend", "local", "--workers", "2"], "no GGUF file"),
+    (["eval", "x.json", "--out", "o", "--ray-address", "localhost"], "expected HOST:PORT"),
+    (["build", "x.json", "--store-dir", "o", "--ray-address", "127.0.0.1:1"], "no Ray head answers there"),
+    (["eval", "x.json", "--out", "o", "--workers", "0"], "at least 1 worker"),
 ])
 def test_cli_batch_arguments_are_checked_before_anything_starts(tmp_path, monkeypatch, capsys, argv, fault):
     monkeypatch.chdir(tmp_path)
@@ -257,3 +260,27 @@ def test_a_sweep_writes_one_folder_per_variant_and_one_long_table(tmp_path, monk
     capsys.readouterr()
     assert all(ln["status"] == "reused" for v in printed["variants"]
                for ln in json.loads((out / v / "summary.json").read_text())["files"])
+
+
+# ---------------------------------------------------------------- reading a sweep table back
+
+def test_a_sweep_table_is_read_back_checked_and_pivoted(tmp_path):
+    from core.evaluation.sweep import Variant, metrics, pivot, read_table, write_table
+
+    variants = [Variant("full", "full", (), DEFAULT), Variant("rag", "rag", (), DEFAULT)]
+    summaries = [
+        {"files": [{"name": "a", "status": "done", "n": 3, "accuracy": 0.5},
+                   {"name": "b", "status": "failed", "error": "InputError: x"}], "n": 3, "accuracy": 0.5},
+        {"files": [{"name": "a", "status": "done", "n": 3, "accuracy": 0.25},
+                   {"name": "b", "status": "done", "n": 2, "accuracy": 1.0}], "n": 5, "accuracy": 0.55}]
+    rows = read_table(write_table(tmp_path, variants, summaries).read_text())
+    assert metrics(rows) == ["accuracy", "n"]
+    files, vs, values = pivot(rows, "accuracy")
+    assert files == [POOLED, "a", "b"] and vs == ["full", "rag"]
+    assert values == [[0.5, 0.55], [0.5, 0.25], [None, 1.0]]  # b failed under "full": no figure
+    bad = "file,variant,ablation,metric,value\na,full,full,accuracy,0.5\na,full,full,n,x\nb,full,full,n,\n"
+    with pytest.raises(InputError) as e:
+        read_table(bad, "mine.csv")
+    assert "mine.csv" in str(e.value) and "line 3" in str(e.value) and "line 4" in str(e.value)
+    with pytest.raises(InputError, match="no column variant, ablation"):
+        read_table("file,metric,value\n", "other.csv")

@@ -19,6 +19,7 @@ pytestmark = pytest.mark.slow
 ray = pytest.importorskip("ray", reason="Ray is not installed (`make test` installs requirements-ray.txt)")
 
 from core.__main__ import main  # noqa: E402
+from core.errors import InputError  # noqa: E402
 from history_factory import write_health_history  # noqa: E402
 
 QAS = [{"point": "FR", "question": "What was my average sleep score?", "answer": "77", "clue": ["S1:R1"]},
@@ -197,6 +198,9 @@ def test_a_two_node_cluster_runs_the_eval_on_both_nodes(histories, serial, tmp_p
     with RayPool(None, address) as pool:  # one worker per CPU of the cluster
         nodes = {w["node_id"] for w in pool.worker_info()}
     assert len(nodes) == 2
+    with pytest.raises(InputError, match="has 2 CPU"):  # a third worker would never start
+        RayPool(3, address).__enter__()
+    assert not ray.is_initialized()
     out = tmp_path / "cluster"
     assert main(["eval", str(histories), "--out", str(out), "--ray-address", address]) == 0
     assert "on the Ray cluster at " + address in capsys.readouterr().err

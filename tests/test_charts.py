@@ -284,3 +284,13 @@ def test_bound_tree_notes_events_the_caller_left_out_and_rejects_a_zero_bound():
     assert _weights(drawn) == 25 and note.startswith("25 events are counted")
     with pytest.raises(ValueError, match="max_nodes"):
         charts.bound_tree(nodes, max_nodes=0)
+
+
+def test_sweep_figure_is_a_file_by_variant_grid_with_the_values_written():
+    fig = charts.sweep_figure(["(all)", "a", "b"], ["full", "rag"], [[0.5, 0.25], [1.0, None], [0.0, 0.5]],
+                              metric="accuracy")
+    (hm,) = fig.data
+    assert list(hm.x) == ["full", "rag"] and list(hm.y) == ["(all)", "a", "b"]
+    assert [list(r) for r in hm.z] == [[0.5, 0.25], [1.0, None], [0.0, 0.5]]
+    assert [list(r) for r in hm.text] == [["0.5", "0.25"], ["1", ""], ["0", "0.5"]]  # a failed file: no figure
+    assert fig.layout.title.text == "accuracy" and fig.layout.yaxis.autorange == "reversed"

@@ -484,3 +484,17 @@ def attribution_figure(values: Sequence[Mapping], *, v_full: float | None = None
         xaxis_range=[-1.25 * span, 1.25 * span], yaxis=dict(autorange="reversed", type="category"),
         height=max(220, 34 * len(labels) + 120), margin=dict(l=10, r=30, t=60, b=40), showlegend=False)
     return fig
+
+
+def sweep_figure(files: Sequence[str], variants: Sequence[str], values: Sequence[Sequence[float | None]], *,
+                 metric: str) -> go.Figure:
+    """A sweep (core.evaluation.sweep.pivot): one row per file, one column per variant, the metric's
+    value written in each cell and its colour on one scale; the pooled row comes first."""
+    text = [["" if v is None else f"{v:.3g}" for v in row] for row in values]
+    fig = go.Figure(go.Heatmap(z=[[v for v in row] for row in values], x=list(variants), y=list(files),
+                               text=text, texttemplate="%{text}", colorscale="Viridis", colorbar=dict(title=metric),
+                               hovertemplate="file %{y}<br>variant %{x}<br>" + metric + " %{z}<extra></extra>"))
+    fig.update_layout(height=max(260, 34 * len(files) + 140), margin=dict(l=10, r=10, t=30, b=40),
+                      yaxis=dict(autorange="reversed", title="file"), xaxis=dict(title="variant", side="top"),
+                      title=dict(text=metric, x=0.0))
+    return fig

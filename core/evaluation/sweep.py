@@ -150,3 +150,43 @@ def run_sweep(inputs: Sequence[str], out_dir: str, variants: Sequence[Variant], 
         summaries.append(run_one(list(inputs), str(out / v.name), config=v.config, ablation=v.ablation))
     write_table(out, variants, summaries)
     return summaries
+
+
+def read_table(text: str, name: str = "sweep.csv") -> list[dict]:
+    """The rows of a sweep.csv (`value` as a number; the other columns as text). Raises InputError
+    naming the file and every fault (a missing column, a line whose value is not a number)."""
+    lines = text.splitlines()
+    reader = csv.DictReader(lines)
+    header = reader.fieldnames or []
+    missing = [c for c in (*COLUMNS, "metric", "value") if c not in header]
+    if missing:
+        raise InputError(name, "line 1", f"not a sweep table: no column {', '.join(missing)}")
+    rows, faults = [], []
+    for k, row in enumerate(reader, start=2):
+        try:
+            rows.append({**row, "value": float(row["value"])})
+        except (TypeError, ValueError):
+            faults.append(f"line {k}: value {row.get('value')!r} is not a number")
+    if faults:
+        raise InputError(name, faults[0].split(":")[0], "; ".join(faults[:20])
+                         + (f" (and {len(faults) - 20} more)" if len(faults) > 20 else ""))
+    if not rows:
+        raise InputError(name, "", "the sweep table has no rows")
+    return rows
+
+
+def metrics(rows: Sequence[dict]) -> list[str]:
+    """The metrics of a sweep table, accuracy first, in the order they appear."""
+    names = list(dict.fromkeys(r["metric"] for r in rows))
+    return sorted(names, key=lambda m: (m != "accuracy", names.index(m)))
+
+
+def pivot(rows: Sequence[dict], metric: str) -> tuple[list[str], list[str], list[list[float | None]]]:
+    """(files, variants, values[file][variant]) of one metric: the pooled row "(all)" first, then the
+    files and the variants in the order they appear; None where a file has no figure (it failed)."""
+    mine = [r for r in rows if r["metric"] == metric]
+    files = list(dict.fromkeys(r["file"] for r in mine))
+    files.sort(key=lambda f: f != POOLED)
+    variants = list(dict.fromkeys(r["variant"] for r in mine))
+    at = {(r["file"], r["variant"]): r["value"] for r in mine}
+    return files, variants, [[at.get((f, v)) for v in variants] for f in files]

@@ -14,6 +14,7 @@ once in batches) happens in batched stages before the per-round loop.
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Iterator, Protocol, Sequence
@@ -72,39 +73,67 @@ ROUNDS_PER_COMMIT = 64
 def run_ocr(store: Store, ocr: OCR, progress: Progress = _noop) -> int:
     """OCR every stored image that has bytes and no OCR text yet; identical bytes are OCR'd once.
 
-    Commits every few images so a killed build keeps what it read. Returns
-    the number of images OCR'd by the engine (cache hits not counted).
+    With an OCR that reads several images at once (`ocr.parallel` > 1, e.g. RapidOcr(parallel=2))
+    that many images of each batch are read concurrently; results are written in image order
+    either way, so the stored text does not depend on it. Commits every few images so a killed
+    build keeps what it read. Returns the number of images OCR'd by the engine (cache hits not
+    counted).
     """
     todo = store.con.execute(
         "SELECT image_id, sha256 FROM images WHERE sha256 IS NOT NULL AND ocr_text IS NULL ORDER BY round_id, position"
     ).fetchall()
     done_by_sha: dict[str, tuple[str, str]] = {}
     done_ocr = 0
-    if todo:
-        progress("ocr", 0, len(todo))  # the stage shows before its first (slowest: models load) image
-    for k in range(0, len(todo), OCR_COMMIT_EVERY):
-        with store.transaction():
-            for j, (image_id, sha) in enumerate(todo[k : k + OCR_COMMIT_EVERY], start=k + 1):
-                hit = done_by_sha.get(sha) or store.ocr_by_sha(sha)
-                if hit is None:
-                    data = store.image_bytes(image_id)
-                    try:
-                        res = ocr.read(data) if data else None
-                    except InputError:
-                        # validated at ingest, so this is a decoder disagreement: keep the build going
-                        # with no text for this image rather than losing the whole build
-                        res = None
-                    text = res.text if res else ""
-                    lines = json.dumps([[l.text, list(l.box), l.score] for l in (res.lines if res else ())])
-                    hit = (text, lines)
-                    done_ocr += 1
-                done_by_sha[sha] = hit
-                store.con.execute(
-                    "UPDATE images SET ocr_text = ?, ocr_lines = ?, ocr_engine = ? WHERE image_id = ?",
-                    [hit[0], hit[1], ocr.name, image_id],
-                )
-                progress("ocr", j, len(todo))  # per image: one OCR call takes seconds
+    if not todo:
+        return 0
+    progress("ocr", 0, len(todo))  # the stage shows before its first (slowest: models load) image
+    workers = max(1, int(getattr(ocr, "parallel", 1) or 1))
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="ocr") if workers > 1 else None
+    try:
+        for k in range(0, len(todo), OCR_COMMIT_EVERY):
+            batch = todo[k : k + OCR_COMMIT_EVERY]
+            reads = _start_reads(store, ocr, batch, done_by_sha, pool)
+            done_ocr += len(reads)
+            with store.transaction():
+                for j, (image_id, sha) in enumerate(batch, start=k + 1):
+                    pending = reads.pop(sha, None)
+                    hit = done_by_sha.get(sha) or (pending() if pending else None) or store.ocr_by_sha(sha)
+                    done_by_sha[sha] = hit
+                    store.con.execute(
+                        "UPDATE images SET ocr_text = ?, ocr_lines = ?, ocr_engine = ? WHERE image_id = ?",
+                        [hit[0], hit[1], ocr.name, image_id],
+                    )
+                    progress("ocr", j, len(todo))  # per image, in order: one OCR call takes seconds
+    finally:
+        if pool is not None:
+            pool.shutdown(cancel_futures=True)
     return done_ocr
+
+
+def _start_reads(store: Store, ocr: OCR, batch, done: dict, pool) -> dict[str, Callable[[], tuple[str, str]]]:
+    """sha -> a call giving (text, lines JSON) for each image of `batch` not read yet, in this build or
+    an earlier one. With `pool` the reads have started on it (the call waits for its own); without,
+    the call reads. The store is only touched from this thread."""
+    wanted: dict[str, bytes | None] = {}
+    for image_id, sha in batch:
+        if sha not in done and sha not in wanted and store.ocr_by_sha(sha) is None:
+            wanted[sha] = store.image_bytes(image_id)
+    if pool is None:
+        return {sha: (lambda data=data: _ocr_one(ocr, data)) for sha, data in wanted.items()}
+    futures = {sha: pool.submit(_ocr_one, ocr, data) for sha, data in wanted.items()}
+    return {sha: f.result for sha, f in futures.items()}
+
+
+def _ocr_one(ocr: OCR, data: bytes | None) -> tuple[str, str]:
+    try:
+        res = ocr.read(data) if data else None
+    except InputError:
+        # validated at ingest, so this is a decoder disagreement: keep the build going
+        # with no text for this image rather than losing the whole build
+        res = None
+    text = res.text if res else ""
+    lines = json.dumps([[l.text, list(l.box), l.score] for l in (res.lines if res else ())])
+    return text, lines
 
 
 _OBS_COLUMNS = ("round_id, seq, attribute, raw_value, number, unit, value_kind, source, speaker, utterance_index, "

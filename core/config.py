@@ -52,6 +52,9 @@ class Config:
     # model calls of a build's extraction in flight at once (1 = one after another); an in-process
     # llama.cpp model is started with this many slots
     llm_parallel: int = 4
+    # images a build's OCR reads at once, each on its own rapidocr engine (one thread each; 2 on
+    # this 2-core machine read 1.85x as fast as 1, with the same text)
+    ocr_parallel: int = 2
     # DG-Mem utility
     utility_alpha: float = 0.80
     # input limits a person can see and change
@@ -117,7 +120,7 @@ _RANGES = {
     "w_visual": (0.0, 1.0), "episode_max_gap_hours": (0.0, _INF), "lambda_meta": (0.0, 1.0),
     "k_tab": (1, 1000), "k_epi": (1, 1000), "max_steps": (1, 10), "evidence_budget": (1, 1000),
     "event_window": (0, 100), "event_context_window": (0, 100), "event_neighbour_weight": (0.0, 10.0),
-    "event_session_weight": (0.0, 10.0), "utility_alpha": (0.0, 1.0), "llm_parallel": (1, 64), "max_upload_bytes": (1, _INF),
+    "event_session_weight": (0.0, 10.0), "utility_alpha": (0.0, 1.0), "llm_parallel": (1, 64), "ocr_parallel": (1, 64), "max_upload_bytes": (1, _INF),
     "max_image_pixels": (1, _INF), "max_rounds_per_upload": (1, _INF), "max_zip_entries": (1, _INF),
 }
 _CHOICES = {"hierarchy_compare": ("description", "centroid"), "llm_mode": ("guided", "free")}

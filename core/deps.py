@@ -55,18 +55,20 @@ def make_build_deps(config: Config, *, cache_con, llm: LLM | None = None, clip_c
     return BuildDeps(
         text_encoder=CachedTextEncoder(text, cache_con),
         image_encoder=image,
-        ocr=ocr or RapidOcr(),
+        ocr=ocr or RapidOcr(parallel=config.ocr_parallel),
         extractor=extractor,
         llm=llm,
         image_encoder_label=getattr(image, "label", "") or image.name,
     )
 
 
-def load_models(clip_checkpoint: str | None = None, clip_model: str | None = None) -> dict:
+def load_models(clip_checkpoint: str | None = None, clip_model: str | None = None, *,
+                ocr_parallel: int = 1) -> dict:
     """The models a build needs, loaded once to be reused across many memories: make_build_deps's
-    `text_encoder`, `ocr` and `image_encoder` keyword arguments (MiniLM, rapidocr, the image encoder).
-    Raises what the loaders raise (a missing checkpoint: InputError)."""
+    `text_encoder`, `ocr` and `image_encoder` keyword arguments (MiniLM, rapidocr reading
+    `ocr_parallel` images at once, the image encoder). Raises what the loaders raise (a missing
+    checkpoint: InputError)."""
     from .encoders import MiniLMEncoder, RapidOcr, image_encoder_from_config, load_minilm
 
-    return {"text_encoder": MiniLMEncoder(load_minilm()), "ocr": RapidOcr(),
+    return {"text_encoder": MiniLMEncoder(load_minilm()), "ocr": RapidOcr(parallel=ocr_parallel),
             "image_encoder": image_encoder_from_config(clip_checkpoint, clip_model)}

@@ -23,9 +23,10 @@ def _load_text_encoder():
 
 
 def _load_ocr():
+    from core.config import DEFAULT
     from core.encoders import RapidOcr
 
-    return RapidOcr()
+    return RapidOcr(parallel=DEFAULT.ocr_parallel)
 
 
 def _index_default_memory() -> int:

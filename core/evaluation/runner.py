@@ -347,7 +347,7 @@ def shared_models(run: _Run) -> dict:
     if not run.models:
         from ..deps import load_models
 
-        run.models.update(load_models())
+        run.models.update(load_models(ocr_parallel=run.config.ocr_parallel))
     return run.models
 
 

@@ -33,17 +33,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
-TIMING = {"latency_ms", "latency_ms_p50", "latency_ms_p95", "ms"}
-
-
-def untimed(x):
-    if isinstance(x, dict):
-        return {k: untimed(v) for k, v in x.items() if k not in TIMING}
-    if isinstance(x, list):
-        return [untimed(v) for v in x]
-    return x
-
-
 def inputs(data: Path, n: int, folder: Path) -> list[Path]:
     """--files copies of the dataset's files (round robin), each under its own name."""
     src = sorted(p for p in data.glob("*.json"))
@@ -60,6 +49,8 @@ def inputs(data: Path, n: int, folder: Path) -> list[Path]:
 
 
 def differences(a: Path, b: Path) -> int:
+    from core.evaluation.runner import untimed
+
     n = 0
     for sub in sorted(p for p in a.iterdir() if p.is_dir()):
         other = b / sub.name

@@ -3,12 +3,11 @@
 Each input file becomes OUT/<stem>.duckdb beside OUT/<stem>.build.json (what it was built from and
 the build's report). A file is built into a temporary memory and its bytes sent back to the driver,
 which writes them under a temporary name and renames it, so OUT never holds half a memory, even when
-the build ran on another machine of a Ray cluster. A rerun skips the files whose sidecar records the
+the build was done on another machine of a Ray cluster. A rerun skips the files whose sidecar records the
 same input and settings; a failing file is reported and the others still built.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import tempfile
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
 from .config import DEFAULT, Config
+from .fingerprint import fingerprint, same_fingerprint
 
 
 @dataclass(frozen=True)
@@ -51,12 +51,10 @@ class BuildOutcome:
 
 
 def build_fingerprint(path: Path, settings: BuildSettings) -> dict:
-    """The input's size, mtime and sha256 with the settings that change what is built."""
-    st = path.stat()
-    return {"path": str(path.resolve()), "size": st.st_size, "mtime": st.st_mtime,
-            "sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "format": settings.fmt,
-            "images": settings.images, "allow_missing_images": settings.allow_missing_images,
-            "backend": settings.backend, "config": json.loads(json.dumps(settings.config.changes(), default=str))}
+    """The input file (core/fingerprint.py) with the settings that change what is built."""
+    return fingerprint(path, {"format": settings.fmt, "images": settings.images,
+                              "allow_missing_images": settings.allow_missing_images, "backend": settings.backend,
+                              "config": settings.config.changes()})
 
 
 def build_tasks(files: Sequence[Path], store_dir: Path, settings: BuildSettings) -> list[BuildTask]:
@@ -74,17 +72,12 @@ def sidecar(task: BuildTask) -> Path:
 
 
 def already_built(task: BuildTask) -> bool:
-    """True when the task's memory exists and its sidecar records the same input (size+mtime or
-    sha256) and settings."""
+    """True when the task's memory exists and its sidecar records the same input and settings."""
     try:
-        done = json.loads(sidecar(task).read_text())["input"]
-    except (OSError, ValueError, KeyError, TypeError):
+        done = json.loads(sidecar(task).read_text()).get("input")
+    except (OSError, ValueError, AttributeError):
         return False
-    now = task.fingerprint
-    same_file = (done.get("size"), done.get("mtime")) == (now["size"], now["mtime"]) or \
-        done.get("sha256") == now["sha256"]
-    same_settings = all(done.get(k) == now[k] for k in now if k not in ("size", "mtime", "sha256"))
-    return task.store.is_file() and same_file and same_settings
+    return task.store.is_file() and same_fingerprint(done, task.fingerprint)
 
 
 def build_file(settings: BuildSettings, task: BuildTask, *, models: dict, llm=None,

@@ -20,6 +20,7 @@ ray = pytest.importorskip("ray", reason="Ray is not installed (`make test` insta
 
 from core.__main__ import main  # noqa: E402
 from core.errors import InputError  # noqa: E402
+from core.evaluation.runner import untimed  # noqa: E402
 from history_factory import write_health_history  # noqa: E402
 
 QAS = [{"point": "FR", "question": "What was my average sleep score?", "answer": "77", "clue": ["S1:R1"]},
@@ -27,35 +28,34 @@ QAS = [{"point": "FR", "question": "What was my average sleep score?", "answer":
        {"point": "FR", "question": "Where did we go for dinner?", "answer": "the new Thai place",
         "clue": ["S1:R4"]},
        {"point": "AR", "question": "What is my cat's name?", "answer": "Not mentioned", "clue": []}]
-TIMING = {"latency_ms", "latency_ms_p50", "latency_ms_p95", "ms", "seconds", "stage_seconds"}
 # tables whose rows record when they were written, not what was built
 WHEN = {"runs", "schema_version", "field_events", "meta", "llm_cache"}
 
 
 def ray_processes() -> list[str]:
-    """Ray's own processes still running on this machine (none once a run has cleaned up)."""
+    """Ray's own processes still running on this machine (none once a run has cleaned up). A process
+    that has exited and waits only to be reaped by its parent (`<defunct>`) is not running."""
     out = subprocess.run(["pgrep", "-fa", "raylet|gcs_server|ray::"], capture_output=True, text=True).stdout
-    return [ln for ln in out.splitlines() if "pgrep" not in ln]
+    return [ln for ln in out.splitlines() if "pgrep" not in ln and "<defunct>" not in ln]
 
 
 def ray_processes_after_exit(deadline_s: float = 20.0) -> list[str]:
-    """Ray's processes still running once they had `deadline_s` to exit (a worker ends shortly after
-    the shutdown that told it to)."""
+    """Ray's processes still running once each had until `deadline_s` to exit (a worker ends shortly
+    after the shutdown that told it to): waits on each process's exit (pidfd), not on a clock."""
+    import select
     import time
 
     end = time.monotonic() + deadline_s
-    while (left := ray_processes()) and time.monotonic() < end:
-        time.sleep(0.2)
-    return left
-
-
-def untimed(x):
-    """`x` without its timing fields, at any depth."""
-    if isinstance(x, dict):
-        return {k: untimed(v) for k, v in x.items() if k not in TIMING}
-    if isinstance(x, list):
-        return [untimed(v) for v in x]
-    return x
+    for line in ray_processes():
+        try:
+            fd = os.pidfd_open(int(line.split()[0]))
+        except (ProcessLookupError, ValueError):
+            continue  # already gone
+        try:
+            select.select([fd], [], [], max(0.0, end - time.monotonic()))  # readable when it exits
+        finally:
+            os.close(fd)
+    return ray_processes()
 
 
 def results(out: Path) -> dict:

@@ -32,7 +32,6 @@ reported and skipped. A single file keeps the flat layout OUT/predictions.jsonl
 from __future__ import annotations
 
 import glob
-import hashlib
 import inspect
 import json
 import statistics
@@ -45,6 +44,7 @@ from typing import Callable, Iterable, Sequence
 from ..config import DEFAULT, Config
 from ..model import QA, History
 from ..errors import InputError
+from ..fingerprint import fingerprint, same_fingerprint
 from . import benchmarks
 from .baseline import FLAT_K, flat_top_k
 from .judge import LLMJudge, judge_summary
@@ -290,24 +290,9 @@ def expand_inputs(items: Sequence[str]) -> tuple[list[Path], bool]:
 
 def input_fingerprint(path: Path, *, ablation: str, limit: int | None, backend: str,
                       config: Config = DEFAULT) -> dict:
-    """What makes a file's result reusable: its size, mtime and sha256, and the run's settings
-    (ablation, limit, backend and the config parameters changed from the defaults)."""
-    st = path.stat()
-    return {"path": str(path.resolve()), "size": st.st_size, "mtime": st.st_mtime,
-            "sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
-            "ablation": ablation, "limit": limit, "backend": backend,
-            "config": json.loads(json.dumps(config.changes(), default=str))}
-
-
-def same_input(done: dict | None, now: dict) -> bool:
-    """True when a recorded fingerprint is the same input (size+mtime, or sha256) with the same
-    ablation, limit, backend and config changes (a fingerprint without `config` ran on the defaults)."""
-    if not done:
-        return False
-    same_file = (done.get("size"), done.get("mtime")) == (now["size"], now["mtime"]) or \
-        done.get("sha256") == now["sha256"]
-    return same_file and all(done.get(k) == now[k] for k in ("ablation", "limit", "backend")) \
-        and (done.get("config") or {}) == (now.get("config") or {})
+    """What makes a file's result reusable (core/fingerprint.py): the file, and the run's ablation,
+    limit, backend and the config parameters changed from the defaults."""
+    return fingerprint(path, {"ablation": ablation, "limit": limit, "backend": backend, "config": config.changes()})
 
 
 def image_counts(histories: Sequence[History]) -> dict:
@@ -424,6 +409,19 @@ def evaluate_file(run: _Run, path: Path) -> tuple[dict, list[dict]]:
     return summary, records
 
 
+TIMING_FIELDS = frozenset({"latency_ms", "latency_ms_p50", "latency_ms_p95", "ms"})
+
+
+def untimed(x):
+    """A record or summary without its timing fields, at any depth: what must be the same when the
+    same files are evaluated again, serially or on other workers."""
+    if isinstance(x, dict):
+        return {k: untimed(v) for k, v in x.items() if k not in TIMING_FIELDS}
+    if isinstance(x, list):
+        return [untimed(v) for v in x]
+    return x
+
+
 def file_line(path: Path, summary: dict | None, status: str, error: str | None = None) -> dict:
     """One entry of the pooled summary's `files`: the file, its status (done, reused, failed), its
     error when it failed, and its headline figures when it has a summary."""
@@ -445,7 +443,7 @@ def _load_done(sub: Path, now: dict) -> tuple[dict, list[dict]] | None:
     when there is none or it differs or cannot be read (then the file is evaluated again)."""
     try:
         summary = json.loads((sub / "summary.json").read_text())
-        if not same_input(summary.get("input"), now):
+        if not same_fingerprint(summary.get("input"), now):
             return None
         records = [json.loads(ln) for ln in (sub / "predictions.jsonl").read_text().splitlines() if ln.strip()]
     except (OSError, ValueError, AttributeError):

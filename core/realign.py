@@ -237,6 +237,46 @@ def text_anchor(small: frozenset[str], large: frozenset[str], stats: Mapping[str
     return best
 
 
+def _numbers_beside(f: FieldStats, stats: Mapping[str, FieldStats]) -> frozenset[str]:
+    """The number fields beside `f` in at least half of its rounds."""
+    return frozenset(c for c, n in f.companions.items()
+                     if c in stats and stats[c].kind == "number" and n >= GROUP_SHARE * f.rounds)
+
+
+def plan_text_joins(stats: Mapping[str, FieldStats], keep: frozenset[str] = frozenset(),
+                    moved: frozenset[str] = frozenset()) -> list[Merge]:
+    """Text fields that are one field named two ways (pure): never in one round, holding the same values
+    (TEXT_COMMON and TEXT_SHARE of the smaller one's), beside the same numbers (a photo prints
+    "Specimen: Pothos" beside height and leaves, another "Plant: Pothos" beside the same height). Two
+    names of things kept in one record ("from" and "to" stations) meet in its rounds and stay apart; the
+    same things in another kind of record (the pots watered) have other numbers beside them and stay
+    apart too. The field with fewer rounds joins the other; each field moves at most once."""
+    texts = sorted(n for n, f in stats.items() if f.kind == "text" and len(f.values) >= TEXT_COMMON
+                   and n not in keep and n.split("~")[0] not in keep)
+    found: list[tuple[int, str, str]] = []
+    for i, a in enumerate(texts):
+        for b in texts[i + 1:]:
+            fa, fb = stats[a], stats[b]
+            common = len(fa.values & fb.values)
+            if common < TEXT_COMMON or common < TEXT_SHARE * min(len(fa.values), len(fb.values)):
+                continue
+            if not _apart({a: b}, stats) or not (_numbers_beside(fa, stats) & _numbers_beside(fb, stats)):
+                continue
+            found.append((common, a, b))
+    out: list[Merge] = []
+    done: set[str] = set(moved)
+    for common, a, b in sorted(found, key=lambda t: (-t[0], t[1], t[2])):
+        src, dst = (a, b) if (stats[a].rounds, a) < (stats[b].rounds, b) else (b, a)
+        if src in done or dst in done:
+            continue
+        beside = ", ".join(sorted(_numbers_beside(stats[a], stats) & _numbers_beside(stats[b], stats)))
+        out.append(Merge(src, dst, {
+            "reason": f"late re-alignment: {src} and {dst} hold the same {common} values beside {beside}, "
+                      f"never in one round", "name": 0.0}))
+        done |= {src, dst}
+    return out
+
+
 def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = None,
                 keep: frozenset[str] = frozenset()) -> list[Merge]:
     """The merges late re-alignment would make (pure): for each two groups that are apart and pair
@@ -427,6 +467,7 @@ def _join(con, stats: Mapping[str, FieldStats], encoder: TextEncoder | None, kee
     """Plan and apply the merges of `stats` (statistics recounted after any); returns them."""
     numbers = [n for n, f in stats.items() if f.kind == "number"]
     merges = plan_merges(stats, encoder_similarity(encoder, numbers), keep)
+    merges += plan_text_joins(stats, keep, frozenset(x for m in merges for x in (m.source, m.target)))
     for m in merges:
         join_field(con, m.source, m.target, m.evidence, score=float(m.evidence.get("name", 0.0)))
     if merges:

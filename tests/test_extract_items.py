@@ -114,3 +114,20 @@ def test_a_name_closing_a_list_of_readings_is_what_the_entry_is_about():
     # two texts inside the list and none at its edge: neither is taken for what the entry is about
     assert "item" not in {f.attribute for f in extract_text("Day 4 — 54.7 cm height, nice, 37 leaves, great",
                                                             structured=False)}
+
+
+def test_items_set_apart_by_a_slash_or_a_semicolon():
+    d = _ex("Refilled the feeder. seeds 1.28 KG / Seed type: nyjer / interval 5 days")
+    assert d["seed_type"].raw_value == "nyjer" and d["interval"].number == 5
+    d = _ex("Watered today: Irrigation: 735 millilitres / pot Monstera")
+    assert d["pot"].raw_value == "Monstera" and d["irrigation"].number == 735
+    d = _ex("Just finished watering. irrigation 720 millilitres; pot Peace lily")
+    assert d["pot"].raw_value == "Peace lily"  # a name in sentence case after a lower-case label
+    # a unit with a slash is one word, not two items
+    d = _ex("Ride: 12 km/h avg / 40 km / Route: Coast road")
+    assert d["route"].raw_value == "Coast road" and d["distance"].number == 40
+
+
+def test_a_calendar_noun_after_a_labelled_value_counts_it():
+    assert _ex("Feeder: seeds 1.10 KG, interval 3 days")["interval"].number == 3
+    assert _ex("We stayed 3 days, spent 40 dollars") == {}  # a verb, not a label

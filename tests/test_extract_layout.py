@@ -190,3 +190,13 @@ def test_a_text_value_under_its_label_in_a_column_of_labels_over_values():
     d = _ocr("FishFeeder\nFlakes\n11.1 gr\nKind\nbrine shrimp\nSeen\n10\nToday")
     assert d["flakes"].number == 11.1 and d["seen"].number == 10
     assert d["kind"].raw_value == "brine shrimp" and d["kind"].value_kind == "text"
+
+
+def test_a_name_card_under_value_cards_reads_value_over_caption_whatever_the_case():
+    # the caption ends with an abbreviation's period, or is capitalised like its value: the image's
+    # number cards are read value over caption, so its name card is too (not "Teacher." over "Summary")
+    d = _ocr("Tutor Calendar\n75 | $ 17.54\nDuration (mins) | Fee.\nBeatriz\nTeacher.\nSummary\nOrder #24153406")
+    assert d["teacher"].raw_value == "Beatriz" and d["duration"].number == 75
+    d = _ocr("BoxCam\n3 | 5\nClutch | Chicks\noak box\nNest box\nDetails\nInvoice No. 2025-9122")
+    assert d["nest_box"].raw_value == "oak box"
+    assert "details" not in d  # a caption already read is no value of the line under it

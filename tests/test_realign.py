@@ -15,7 +15,7 @@ from core.build import BuildDeps, build
 from core.config import DEFAULT
 from core.extract import RuleExtractor
 from core.formats import read_file
-from core.realign import groups, pairing, plan_merges
+from core.realign import groups, pairing, plan_merges, plan_text_joins
 from core.store import Store
 
 
@@ -547,3 +547,29 @@ def test_of_two_groups_one_kind_pairs_with_the_one_a_text_field_of_the_same_valu
     s["opening"] = replace(s["opening"], values=frozenset({"north", "south", "east"}))
     got = {(m.source, m.target) for m in plan_merges(s, lambda a, b: 1.0 if a == b else 0.4)}
     assert ("variations", "lines") not in got
+
+
+def test_a_text_field_named_two_ways_beside_the_same_numbers_is_joined():
+    # a growth photo prints "Specimen: Pothos" beside height and leaves, another layout "Plant: Pothos"
+    # beside the same height; the watering text names the same plants as "pot" beside other numbers
+    plants = frozenset({"pothos", "monstera", "calathea", "snake plant", "fiddle leaf fig"})
+    s = {
+        "height": stats("height", "cm", 30, 140, 23, {"leaf_count": 18, "plant": 11, "specimen": 10}),
+        "leaf_count": stats("leaf_count", None, 3, 39, 18, {"height": 18, "plant": 6, "specimen": 10}),
+        "plant": replace(stats("plant", None, None, None, 11, {"height": 11, "leaf_count": 6}, kind="text"),
+                         values=plants),
+        "specimen": replace(stats("specimen", None, None, None, 10, {"height": 10, "leaf_count": 10}, kind="text"),
+                            values=plants - {"monstera"}),
+        "irrigation": stats("irrigation", "mL", 150, 820, 24, {"pot": 24}),
+        "pot": replace(stats("pot", None, None, None, 24, {"irrigation": 24}, kind="text"), values=plants),
+    }
+    (m,) = plan_text_joins(s)
+    assert (m.source, m.target) == ("specimen", "plant")
+    assert "height" in m.evidence["reason"]
+    # two names of things one record holds together ("from"/"to") meet in its rounds: never one field
+    together = {**s, "plant": replace(s["plant"], companions={**s["plant"].companions, "specimen": 8})}
+    assert plan_text_joins(together) == []
+    # one shared value is no evidence; a person's decision is kept
+    few = {**s, "specimen": replace(s["specimen"], values=frozenset({"pothos", "oak box", "north box"}))}
+    assert plan_text_joins(few) == []
+    assert plan_text_joins(s, keep=frozenset({"specimen"})) == []

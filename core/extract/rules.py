@@ -427,9 +427,11 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
             # a clause that is only "label value" ("..., score 69, ...") in a list of records is a record
             m = _CLAUSE_BREAK.search(text, value.end)
             rest = text[value.end:m.start() if m else len(text)]
-            # (one letter after the value is the symbol of a unit the lexicon lacks: "board days 5 d")
+            # (one letter after the value is the symbol of a unit the lexicon lacks: "board days 5 d"; a
+            # calendar noun counts the value: "interval 3 days")
             strong = strong or ((bool(_TRAILER.fullmatch(rest)) or re.match(r"\s+and\b", rest) is not None
-                                 or re.fullmatch(r"\s?[a-z]\.?\s*", rest) is not None) and (
+                                 or re.fullmatch(r"\s?[a-z]\.?\s*", rest) is not None
+                                 or rest.strip().lower() in lex.calendar_nouns) and (
                 value.unit is not None or not value.bare_int or (lists and _record_list(text, value, values))))
     words.reverse()
     if not words:
@@ -1209,7 +1211,9 @@ def _text_fields(text: str, structured: bool) -> list[Found]:
     offset = 0
     for line in text.split("\n"):
         cell_re = r"(?:[^|\t ]| (?! ))+" if structured else r"(?:[^|\t.!?;,]|\.(?=\S)|,(?=\S))+?(?=\s+and\s|[|\t.!?;,]\s|[|\t!?;]|\.$|$)"
-        cells = [(m.group(0), offset + m.start()) for m in re.finditer(cell_re, line)]
+        # " / " separates items as a semicolon does ("Seeds: 1.3 kg / Seed type: nyjer"); "km/h" is one word
+        items = line if structured else re.sub(r"(?<=\s)/(?=\s)", ";", line)
+        cells = [(m.group(0), offset + m.start()) for m in re.finditer(cell_re, items)]
         for cell, base in cells:
             m = _TEXT_FIELD.match(cell)
             if not m and not structured:
@@ -1301,8 +1305,8 @@ def _split_item(words: list[str]) -> int:
     k = 0
     while k < len(words) and words[k].islower():
         k += 1
-    if 0 < k < len(words) and all(upper_initial(w) for w in words[k:]):
-        return k
+    if 0 < k < len(words) and upper_initial(words[k]):
+        return k  # "pot Peace lily": a name in sentence case after the label
     if len(words) >= 3 and words[0][0].isupper() and words[0][1:].islower() and all(upper_initial(w) for w in words[1:]):
         return 1
     return 0
@@ -1319,12 +1323,17 @@ def _list_texts(text: str, found: list[Found]) -> list[Found]:
     spans = [(f.start, f.end) for f in found]
     numeric = [f for f in found if f.kind == "number"]
     # a list is a sentence (items between commas, semicolons and "and") or a message of lines
-    segments = [(m.start(), m.end(), r"[^,;:]+") for m in re.finditer(r"[^\n.!?]+(?:[.!?](?=\S)[^\n.!?]*)*", text)]
+    # (" / " separates items too: "Irrigation: 735 ml / pot Monstera"; "km/h" is one word)
+    segments = [(m.start(), m.end(), r"(?:[^,;:/]|/(?!\s)|(?<!\s)/)+") for m in re.finditer(r"[^\n.!?]+(?:[.!?](?=\S)[^\n.!?]*)*", text)]
     if len({text.count("\n", 0, f.start) for f in numeric}) >= 2:
-        segments.append((0, len(text), r"[^,;:\n]+"))
+        segments.append((0, len(text), r"(?:[^,;:\n/]|/(?!\s)|(?<!\s)/)+"))
     for ss, se, item_re in segments:
         inside = [f.start for f in numeric if ss <= f.start < se]
-        if len(inside) < 2 or _in_question(text, ss) or _irrealis(text, ss):
+        # one value is enough where items are set apart by " / " or ";" or it has a label and a colon
+        # ("Irrigation: 735 ml / pot Monstera", "Irrigation: 242 ml, pot Calathea")
+        listed = bool(inside) and (re.search(r"\s/\s|;\s", text[ss:se]) is not None
+                                   or any(re.search(r"[A-Za-z]:\s*$", text[ss:p]) for p in inside))
+        if (len(inside) < 2 and not listed) or _in_question(text, ss) or _irrealis(text, ss):
             continue
         body_start = ss
         # a heading colon ("Club night: ...") is not followed by a value; a label colon is ("Rating: 1542")
@@ -1891,6 +1900,16 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
                                  and not any(lc.start == last or vc.start == last for lc, vc in above)))))
     for lc, vc in (below if prefer_below else above):
         pair(lc, vc)
+    if prefer_below and below:
+        # a card whose value is a name, read like the image's other cards (value over its caption), before
+        # a caption is read as the label of the line under it: "Haruka" over "teacher", "Joao" over
+        # "Teacher.", "oak box" over "Nest box", below "32 mins | $ 37.20" over "duration | paid"
+        last_pair = max(lc.start for lc, _ in below)
+        for k in range(1, len(rows) - 1):
+            a, b = rows[k], rows[k + 1]
+            if len(a) == len(b) == 1 and a[0].start > last_pair and text_cell(a[0]) and not labelish(a[0]) \
+                    and b[0].is_label and not b[0].values and a[0].start not in texts_used | labels_used:
+                pair_text(b[0], a[0])
     # "OPP.\nAurelie", "Variation:\nNajdorf": a label line over a text line in one column; in a column of
     # labels over their values ("Flakes / 11.1 gr / Kind / pellets / Seen / 10") any label line after a pair
     consumed = {vc.start for _, vc in above} if not prefer_below else set()
@@ -1901,13 +1920,4 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
         if (len(a) == len(b) == 1 and (labelish(a[0]) or in_column) and text_cell(b[0]) and not (b[0].text.isupper() and a[0].text.isupper()
                 and not a[0].text.rstrip().endswith((":", "."))) and not (len(after) == 1 and after[0].is_value)):
             pair_text(a[0], b[0])
-    if prefer_below and below:
-        # a card whose value is a name, read like the image's other cards (value over its caption):
-        # "Haruka" over "teacher" below "32 mins | $ 37.20" over "duration | paid"
-        last_pair = max(lc.start for lc, _ in below)
-        for k in range(1, len(rows) - 1):
-            a, b = rows[k], rows[k + 1]
-            if len(a) == len(b) == 1 and a[0].start > last_pair and text_cell(a[0]) and b[0].is_label \
-                    and not b[0].values and b[0].text[:1].islower() and a[0].text[:1].isupper():
-                pair_text(b[0], a[0])
     return out

@@ -131,3 +131,9 @@ def test_items_set_apart_by_a_slash_or_a_semicolon():
 def test_a_calendar_noun_after_a_labelled_value_counts_it():
     assert _ex("Feeder: seeds 1.10 KG, interval 3 days")["interval"].number == 3
     assert _ex("We stayed 3 days, spent 40 dollars") == {}  # a verb, not a label
+
+
+def test_a_copula_label_does_not_reach_back_over_a_sentence_end():
+    d = _ex("Worked on my repertoire. The opening was Caro-Kann, reps came in at 13 and study time at 1.30 h.")
+    assert d["opening"].raw_value == "Caro-Kann" and d["reps"].number == 13
+    assert _ex("Club night: the opp. rating was high, my rating came in at 1540")["opp_rating"].raw_value == "high"

@@ -200,3 +200,16 @@ def test_a_name_card_under_value_cards_reads_value_over_caption_whatever_the_cas
     d = _ocr("BoxCam\n3 | 5\nClutch | Chicks\noak box\nNest box\nDetails\nInvoice No. 2025-9122")
     assert d["nest_box"].raw_value == "oak box"
     assert "details" not in d  # a caption already read is no value of the line under it
+
+
+def test_two_text_values_ocr_merged_into_one_box_under_their_labels():
+    d = _ocr("LiChessly\nopp. | outcome: | length: | rating:\nKeiko win | 56 | 1564\nToday")
+    assert d["opp"].raw_value == "Keiko" and d["outcome"].raw_value == "win"
+    assert d["length"].number == 56 and d["rating"].number == 1564
+    assert "keiko_win" not in d
+
+
+def test_a_capital_letter_is_a_label_only_in_a_table_of_label_value_rows():
+    d = _ocr("BlitzBoard\nGAMES PLAYED | 5\nW | 3\nB-RATING | 1500")
+    assert d["w"].number == 3 and d["games_played"].number == 5
+    assert "x" not in _ocr("Receipt\nTotal | 12.50\nX | 2")  # one row of a table says too little

@@ -1255,7 +1255,9 @@ def _text_fields(text: str, structured: bool) -> list[Found]:
     return out
 
 
-_COPULA = re.compile(r"(?:^|(?<=[\s,;:(]))(?P<det>[Tt]he|[Mm]y|[Oo]ur)\s+(?P<label>[A-Za-z][\w.'-]*(?:\s+[A-Za-z][\w.'-]*){0,2}?)"
+# (a label word ending in a period is an abbreviation only before a lower-case word: "the opp. rating was
+# ...", not "my repertoire. The opening was ...")
+_COPULA = re.compile(r"(?:^|(?<=[\s,;:(]))(?P<det>[Tt]he|[Mm]y|[Oo]ur)\s+(?P<label>[A-Za-z][\w.'-]*(?:(?<!\.)\s+[A-Za-z][\w.'-]*|(?<=\.)\s+[a-z][\w.'-]*){0,2}?)"
                      r"\s+(?:was|were)\s+(?P<value>[A-Za-z][\w'-]*(?:\s+[A-Za-z][\w'-]*){0,2}?)"
                      r"(?=[ \t]*(?:[,;.!?)\n]|$)|\s+(?:and|but|with|so)\b)")
 
@@ -1783,6 +1785,20 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
         leading_split.update(id(c) for c in pieces)
         return out_row
 
+    def split_words(row: list[_Cell], n: int, mark: bool = True) -> list[_Cell]:
+        """Two text values OCR merged into one box ("Keiko win | 56 | 1564" under "opp. | outcome: | length: |
+        rating:") split at the spaces, when it is the row's one box of several words and that gives exactly
+        `n` cells; else `row` unchanged."""
+        multi = [c for c in row if text_cell(c) and len(c.text.split()) >= 2]
+        if len(multi) != 1 or len(row) - 1 + len(multi[0].text.split()) != n:
+            return row
+        c = multi[0]
+        pieces = [_Cell(m.group(0), c.start + m.start(), (), False, False) for m in re.finditer(r"\S+", c.text)]
+        if mark:
+            leading_split.update(id(x) for x in pieces)
+        k = row.index(c)
+        return row[:k] + pieces + row[k + 1:]
+
     def split_labels(labels: list[_Cell], n: int, words: bool = False) -> list[_Cell]:
         """Label cells OCR merged into one box, split into `n` labels at the ends of their units in
         parentheses ("Chlorine (ppm) Acid (pH)"), or of those and abbreviations ("Net (KG) Fr."), else, with `words` (OCR merged the values below as well:
@@ -1824,6 +1840,8 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
                     vrow = split_leading(vrow, len(labels))  # "Tank B 12" under "Tank | Depth"
                 if len(vrow) < len(labels):
                     vrow = split_mixed(vrow, len(labels))  # "1313.93 USD Pine & Co 39.7 hrs" under three labels
+                if len(vrow) < len(labels):
+                    vrow = split_words(vrow, len(labels))  # "Keiko win | 56 | 1564" under four labels
             if labels and len(labels) == len(lrow) and all(c.is_value or text_cell(c) for c in vrow) \
                     and len(vrow) > len(labels):
                 labels = split_labels(labels, len(vrow), merged)  # "Chlorine (ppm) Acid (pH) Water (°C)" over 3 values
@@ -1850,20 +1868,24 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
             return 0
         return sum(1 for k in range(1, min(paired)) if all(c.is_label for c in rows[k]))
 
+    kv_rows = sum(1 for r in rows if len(r) == 2 and r[0].is_label and r[1].is_value)
     for k, row in enumerate(rows):
         above_row = rows[k - 1] if k else []
         if len(row) > 2 and len(above_row) == len(row) and all(c.is_label for c in above_row):
             continue
-        if len(above_row) > len(row) >= 2 and all(c.is_label for c in above_row) and \
-                len(split_values(row)) == len(above_row):
-            continue  # "sourdough | 399 g | 219 degC 60 mins" under four labels: values of the row above
+        if len(above_row) > len(row) >= 2 and all(c.is_label for c in above_row) and (
+                len(split_values(row)) == len(above_row) or len(split_words(row, len(above_row), False)) == len(above_row)):
+            # "sourdough | 399 g | 219 degC 60 mins", "Keiko win | 56 | 1564" under four labels: values of the row above
+            continue
         if 0 < len(above_row) < len(row) and all(c.is_label for c in above_row) and \
                 len(split_labels(above_row, len(row))) == len(row):
             continue  # "1434 | peanuts | 5" under "Seed (g) Seed type: | Days since (days)": three labels
         if len(row) >= 2 and grid_row(k):
             continue
         for c1, c2 in zip(row, row[1:]):
-            if c1.is_label and c2.is_value and c2.values[0].start not in used:
+            # (a capital letter is a label in a table of label | value rows: "W | 3" under "GAMES PLAYED | 5")
+            letter = len(row) == 2 and kv_rows >= 2 and re.fullmatch(r"[A-Z]\.?:?", c1.text) is not None
+            if (c1.is_label or letter) and c2.is_value and c2.values[0].start not in used:
                 pair(c1, c2)
     # "Customer. | Quill Books" in a key/value table (another row pairs a label with a value)
     kv_table = sum(1 for r in rows if len(r) == 2 and r[0].is_label and r[1].is_value) >= 1

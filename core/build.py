@@ -173,7 +173,7 @@ def build(
     """
     from .hierarchy import Hierarchy, event_text
     from .align import FieldAligner
-    from .analytic import AnalyticBuilder
+    from .analytic import AnalyticBuilder, rebuild
 
     t_start = time.perf_counter()
     timer = _Timer()
@@ -273,10 +273,15 @@ def build(
             analytic.settle(pending[-1][0])
         # the whole record structure is known now: one kind of record named two ways becomes one
         from .realign import realign
+        from .reread import reread
 
         t0 = time.perf_counter()
         progress("realign", 0, 1)
-        realign(store, config, encoder=deps.text_encoder, llm=deps.llm)  # logged in field_events
+        # the history's own labels, read again where the extractor could not split an item
+        again = reread(store, config) if config.reread_labels else None
+        realigned = realign(store, config, encoder=deps.text_encoder, llm=deps.llm)  # logged in field_events
+        if again is not None and again.added and not realigned.rebuilt:
+            rebuild(store, config, llm=deps.llm)
         progress("realign", 1, 1)
         timer.add("realign", t0)
     t0 = time.perf_counter()

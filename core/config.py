@@ -20,6 +20,9 @@ class Config:
     # reaches align_threshold; field_alignment=False keeps every normalized label its own field (the paper)
     align_threshold: float = 0.60
     field_alignment: bool = True
+    # after a build, the history's own labels are looked for again in list items the extractor could
+    # not split ("seed type sunflower hearts" where other rounds print "Seed type: nyjer"; core/reread.py)
+    reread_labels: bool = True
     # the general vocabulary (grammar words, units) the rule extractor reads: "" = the built-in
     # core/lexicon.py; else a JSON file whose lists extend or replace it (see core/lexicon.py)
     lexicon: str = ""
@@ -72,7 +75,7 @@ class Config:
             if getattr(self, name) not in allowed:
                 raise ValueError(f"config {name}={getattr(self, name)!r}: expected one of {', '.join(allowed)}")
         for name in ("block_fragments", "delta_all_conf", "optional_fields", "block_overlaps",
-                     "field_alignment"):
+                     "field_alignment", "reread_labels"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"config {name}={getattr(self, name)!r}: expected true or false")
         if not isinstance(self.lexicon, str):

@@ -346,3 +346,14 @@ def test_volumes_convert_between_cubic_metres_and_litres_without_squaring_prefix
     assert convert(473, "L", "m³") == pytest.approx(0.473)
     assert convert(5, "cm³", "mL") == pytest.approx(5) and convert(1, "cm³", "L") == pytest.approx(0.001)
     assert convert(2, "m²", "cm²") == pytest.approx(20000) and convert(5, "km", "m") == pytest.approx(5000)
+
+
+@pytest.mark.parametrize("question,records,target", [
+    ("What chicks did my last nest box check show?", "nest box check", "chicks"),
+    ("Which nest box check had the least eggs? Give the date.", "nest box check", "eggs"),
+    ("What individuals did my last garden count show?", "garden count", "individuals"),
+])
+def test_a_record_noun_of_three_words_is_the_records_not_the_target(question, records, target):
+    a = analyze(question, NOW, FIRST)
+    assert a.records == records
+    assert target in a.target_text and "box" not in a.target_text and "count" not in a.target_text

@@ -213,3 +213,9 @@ def test_a_capital_letter_is_a_label_only_in_a_table_of_label_value_rows():
     d = _ocr("BlitzBoard\nGAMES PLAYED | 5\nW | 3\nB-RATING | 1500")
     assert d["w"].number == 3 and d["games_played"].number == 5
     assert "x" not in _ocr("Receipt\nTotal | 12.50\nX | 2")  # one row of a table says too little
+
+
+def test_a_capital_letter_beside_other_captions_is_a_caption():
+    d = _ocr("BlitzBoard\n8 | 10\nGames | W\n1261\nBlitz rating")
+    assert d["games"].number == 8 and d["w"].number == 10 and d["blitz_rating"].number == 1261
+    assert _ocr("Score\n3 | 2\nA | B") == {}  # letters alone are no captions

@@ -1830,7 +1830,9 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
         for r1, r2 in zip(rows, rows[1:]):
             top, bottom = (r1, r2)
             lrow, vrow = (top, bottom) if label_first else (bottom, top)
-            labels = [c for c in lrow if c.is_label and c.start not in taken]
+            # (a capital letter beside other captions is a caption too: "Games | W" under "8 | 10")
+            labels = [c for c in lrow if (c.is_label or (re.fullmatch(r"[A-Z]\.?:?", c.text) is not None and any(
+                d.is_label for d in lrow))) and c.start not in taken]
             merged = any(len(c.values) >= 2 and not c.is_value for c in vrow)  # "14 16.7" under "Fr. | Moisture"
             if labels and len(labels) == len(lrow) and (len(vrow) < len(labels) or merged):
                 vrow = split_values(vrow)

@@ -629,6 +629,11 @@ class FieldAligner:
         for raw, f in known.items():
             base = f.split(SENSE_MARK)[0]
             family = [base] + [g for g in self._fields if g.startswith(base + SENSE_MARK)]
+            other_dim = self._dimension_sense(round_order, raw, firsts[raw], f, family, created)
+            if other_dim is not None:
+                if other_dim != f:
+                    out[raw] = other_dim
+                continue
             others = {g for r, g in known.items() if r != raw and g.split(SENSE_MARK)[0] != base}
             if not others and not unknown:
                 continue
@@ -665,6 +670,29 @@ class FieldAligner:
                           f"not like the records of {f}", "sense_of": f}))
             out[raw] = name
         return out
+
+    def _dimension_sense(self, round_order: int, raw: str, o: Observation, f: str, family: Sequence[str],
+                         created: set[str]) -> str | None:
+        """One field holds one quantity: a known label whose value is in another unit dimension than its
+        field's ("USAGE 405 litres" where "usage" has been kWh) goes to the field of its family in that
+        dimension, or to a new one ("usage~2"); None when the dimensions agree or either is unknown
+        (no unit, a unit the table lacks), or the family is full."""
+        fd = self._fields[f]
+        od = _dimension(o.unit)
+        if od is None or od.startswith("unit:") or fd.dimension is None or fd.dimension.startswith("unit:") \
+                or od == fd.dimension or o.unit in fd.units:
+            return None
+        same = [g for g in family if g in self._fields and self._fields[g].dimension == od]
+        if same:
+            return same[0]
+        if len(family) >= MAX_SENSES:
+            return None
+        name = f"{f.split(SENSE_MARK)[0]}{SENSE_MARK}{len(family) + 1}"
+        self._fields[name] = _Field(name, fd.kind, round_order)
+        created.add(name)
+        self._new_aliases.append(Alignment(name, name, round_order, 0.0, {
+            "reason": f"{raw} in {o.unit} ({od}), not the {fd.dimension} of {f}", "sense_of": f}))
+        return name
 
     def _joint_record(self, unknown: Sequence[Observation]) -> dict[str, tuple[str, float, dict]]:
         """A round whose quantities are all new labels, read as a known kind of record named another

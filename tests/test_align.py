@@ -549,3 +549,18 @@ def test_a_value_of_another_magnitude_and_unit_is_another_quantity(store):
     assert al.align(5, [num("layers", 1450), num("resin", 40, "mL")])[0].attribute == "layers"
     # a value in the field's own unit keeps the field however far from its range (rain 0.2 mm and 15 mm)
     assert al.align(6, [num("layer", 4.0, "mm"), num("filament", 95, "g")])[0].attribute == "layer"
+
+
+def test_a_known_label_in_another_unit_dimension_is_another_field(store):
+    # "Usage: 12 kWh" on the power meter, then a water screen prints "USAGE 405 litres": one name, two
+    # quantities; the next litres go to the same second field, kWh stay where they were
+    al = FieldAligner(store.con, DEFAULT)
+    for i in range(4):
+        al.align(i, [num("usage", 10.0 + i, "kWh"), num("meter", 41000.0 + i, "kWh")])
+    (water,) = al.align(5, [num("usage", 405.0, "L")])
+    assert water.attribute not in ("usage",) and water.attribute.startswith("usage") and water.raw_attribute == "usage"
+    assert al.align(6, [num("usage", 380.0, "L")])[0].attribute == water.attribute
+    assert al.align(7, [num("usage", 14.0, "kWh")])[0].attribute == "usage"
+    # a unit of the same dimension is the same quantity (Wh beside kWh); no unit says nothing
+    assert al.align(8, [num("usage", 9000.0, "Wh")])[0].attribute == "usage"
+    assert al.align(9, [num("usage", 11.0)])[0].attribute == "usage"

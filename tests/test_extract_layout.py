@@ -219,3 +219,13 @@ def test_a_capital_letter_beside_other_captions_is_a_caption():
     d = _ocr("BlitzBoard\n8 | 10\nGames | W\n1261\nBlitz rating")
     assert d["games"].number == 8 and d["w"].number == 10 and d["blitz_rating"].number == 1261
     assert _ocr("Score\n3 | 2\nA | B") == {}  # letters alone are no captions
+
+
+def test_captions_of_letters_with_periods_are_captions():
+    # "O.G." has no two letters in a row: still a caption, so the row under the captions is their values
+    d = _ocr("Mash Log\nSTYLE | O.G. | VOL. | STRIKE\npale ale | 1.062 | 13.9| 67.9C\n11:02")
+    assert d["style"].raw_value == "pale ale" and d["o_g"].number == 1.062 and d["strike"].number == 67.9
+    assert "pale_ale" not in d
+    # OCR merged such a caption into the one before it: it is cut off before its letters
+    d = _ocr("Mash Log\nSTYLE O.G. | VOL.\nIPA | 1.054 | 22.6\nLatest")
+    assert d["style"].raw_value == "IPA" and d["o_g"].number == 1.054 and d["vol"].number == 22.6

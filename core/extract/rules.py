@@ -1601,7 +1601,8 @@ def _cells(text: str, values: list[Value]) -> list[list[_Cell]]:
                 v.bare_int and re.search(r"[A-Za-z]\s+$", line[:v.start - offset])
                 and re.match(r"\s+[A-Za-z]", line[v.end - offset:])) for v in vs)
             # a word of two letters or more, digits inside allowed ("h2o %", "CO2", "PM2.5")
-            is_label = (not vs or inner) and bool(re.search(r"[A-Za-z]{2,}|[A-Za-z]\d+[A-Za-z]", seg)) \
+            # (or letters with periods: "O.G.", "A.B.V.")
+            is_label = (not vs or inner) and bool(re.search(r"[A-Za-z]{2,}|[A-Za-z]\d+[A-Za-z]|(?:[A-Za-z]\.){2,}", seg)) \
                 and len(re.sub(r"\([^()]*\)", " ", seg).split()) <= 6 \
                 and not re.search(r"\w[:=]\s*\S", seg)
             row.append(_Cell(seg, s, vs, is_label, is_value))
@@ -1808,8 +1809,9 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
         need = n - len(labels)
         if labels and rows and labels[0].start < (rows[1][0].start if len(rows) > 1 else len(text)):
             return labels
-        # (then also after an abbreviation's period: "Net (KG) Fr. Moisture (pct)" over three values)
-        for pattern in (r"(?<=\))\s+(?=\S)", r"(?:(?<=\))|(?<=[A-Za-z]\.))\s+(?=\S)") + (
+        # (then also after an abbreviation's period, or before letters with periods: "Net (KG) Fr. Moisture
+        # (pct)" over three values, "STYLE O.G. | VOL." over three)
+        for pattern in (r"(?<=\))\s+(?=\S)", r"(?:(?<=\))|(?<=[A-Za-z]\.))\s+(?=\S)|\s+(?=(?:[A-Za-z]\.){2,})") + (
                 (r"(?<![(\[])\s+(?![^(]*\))(?=\S)",) if words else ()):
             cuts = [(c, m) for c in labels for m in re.finditer(pattern, c.text)]
             if len(cuts) == need:

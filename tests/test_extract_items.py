@@ -137,3 +137,11 @@ def test_a_copula_label_does_not_reach_back_over_a_sentence_end():
     d = _ex("Worked on my repertoire. The opening was Caro-Kann, reps came in at 13 and study time at 1.30 h.")
     assert d["opening"].raw_value == "Caro-Kann" and d["reps"].number == 13
     assert _ex("Club night: the opp. rating was high, my rating came in at 1540")["opp_rating"].raw_value == "high"
+
+
+def test_a_short_word_with_a_period_opening_a_list_item_abbreviates_its_label():
+    d = _ex("Bottling: btl. 38; Priming: 99 g; Bottled: 8.6 l")
+    assert d["btl"].number == 38 and d["priming"].number == 99 and "bottling" not in d
+    assert _ex("Waterbirds on the lake. Ducks: 12; gs. 18; temp 7.1 C")["gs"].number == 18
+    # a unit before a period ends its sentence: the number after it is no value of a label "km"
+    assert "km" not in _ex("Walked 5 km. 3 days later I rested.")

@@ -1490,6 +1490,10 @@ def extract_text(text: str, *, structured: bool, speaker: str | None = None,
         text = re.sub(r"(?<=\d\.\d )1(?![\w.,/:])|(?<=\d\.\d\d )1(?![\w.,/:])", "l", text)
     else:
         text = _sentence_case(text)
+        # "Bottling: btl. 38; Priming: 99 g": a short word with a period that opens a list item and is
+        # followed by a number abbreviates the item's label (not a unit: "5 km. 3 days later" ends a sentence)
+        text = re.sub(r"(?:(?<=^)|(?<=[;,:]\s)|(?<=\s/\s))([A-Za-z]{2,4})\.(?=[ \t]+[-+]?\d)",
+                      lambda m: m.group(1) + ("." if parse_unit(m.group(1)) is not None else "\u2024"), text)
     values = [v for v in scan_values(text) if structured or not _in_question(text, v.start)]
     found: list[Found] = []
     used: set[int] = set()  # value starts already turned into observations

@@ -83,8 +83,8 @@ def _value_ok(words: list[str]) -> bool:
 
 
 def find_items(text: str, labels: list[KnownLabel]) -> list[tuple[KnownLabel, int, int, int, int]]:
-    """Items of `text` that start with a known label and hold a value of its kind:
-    (label, label start, label end, value start, value end). The longest label wins at one place."""
+    """Items of `text` that are a known label and a value of its kind (a number may come first: "67
+    ducks"): (label, label start, label end, value start, value end). The longest label wins at one place."""
     found = []
     taken: list[tuple[int, int]] = []
     for kl in sorted(labels, key=lambda k: -len(k.label)):
@@ -93,17 +93,20 @@ def find_items(text: str, labels: list[KnownLabel]) -> list[tuple[KnownLabel, in
             value = r"[A-Za-z][A-Za-z'-]*(?:\s+[A-Za-z][A-Za-z'-]*){0,%d}?" % (MAX_TEXT_WORDS - 1)
         else:
             value = r"[-+]?\d+(?:\.\d+)?"
-        pat = re.compile(_ITEM_START + r"\s*(?P<label>" + words + r")\.?\s+(?P<value>" + value + r")" + _ITEM_END,
-                         re.I)
-        for m in pat.finditer(text):
-            a, b = m.span("label")[0], m.span("value")[1]
+        pats = [re.compile(_ITEM_START + r"\s*(?P<label>" + words + r")\.?\s+(?P<value>" + value + r")" + _ITEM_END,
+                           re.I)]
+        if kl.kind == "number":  # a count before its label: "67 ducks and Gs.: 17"
+            pats.append(re.compile(_ITEM_START + r"\s*(?P<value>" + value + r")\s+(?P<label>" + words + r")\.?"
+                                   + _ITEM_END, re.I))
+        for m in (m for pat in pats for m in pat.finditer(text)):
+            a, b = min(m.start("label"), m.start("value")), max(m.end("label"), m.end("value"))
             if any(a < y and x < b for x, y in taken):
                 continue
             if kl.kind == "text" and not _value_ok(m.group("value").split()):
                 continue
             taken.append((a, b))
-            found.append((kl, a, m.end("label"), m.start("value"), b))
-    return sorted(found, key=lambda t: t[1])
+            found.append((kl, m.start("label"), m.end("label"), m.start("value"), m.end("value")))
+    return sorted(found, key=lambda t: min(t[1], t[3]))
 
 
 def reread(store, config) -> RereadReport:
@@ -132,7 +135,8 @@ def reread(store, config) -> RereadReport:
                     continue
                 have = spans.get((r.round_id, ui), [])
                 for kl, la, lb, va, vb in find_items(u.text, labels):
-                    over = [(s, e, attr, seq) for s, e, attr, seq in have if s < vb and la < e]
+                    a, b = min(la, va), max(lb, vb)  # the whole item, label and value
+                    over = [(s, e, attr, seq) for s, e, attr, seq in have if s < b and a < e]
                     if any(attr != "item" for *_, attr, _ in over):
                         continue  # already read: only a bare item gives way
                     drop += [(r.round_id, seq) for *_, seq in over]

@@ -75,3 +75,10 @@ def test_a_build_fills_the_field_where_the_item_had_no_colon(tmp_path):
         off = _types_in_table(s)
     # without the second reading: gaps, and whole items ("seed type nyjer") where the text had no colon
     assert sum(t in kinds for t in off) < 14
+
+
+def test_a_count_may_come_before_its_known_label():
+    text = "Waterbirds on the lake. 67 ducks and Gs.: 17."
+    ((kl, la, lb, va, vb),) = find_items(text, [DUCKS])
+    assert text[la:lb] == "ducks" and text[va:vb] == "67"
+    assert find_items("Saw 67 ducks today", [DUCKS]) == []  # not an item of a list

@@ -682,6 +682,8 @@ class FieldAligner:
         if od is None or od.startswith("unit:") or fd.dimension is None or fd.dimension.startswith("unit:") \
                 or od == fd.dimension or o.unit in fd.units:
             return None
+        if any(re.fullmatch(re.escape(o.unit) + r"[²³23]", u) for u in fd.units):
+            return None  # OCR drops a power: "0.60 m" on a screen that prints the field's "m³"
         same = [g for g in family if g in self._fields and self._fields[g].dimension == od]
         if same:
             return same[0]

@@ -564,3 +564,7 @@ def test_a_known_label_in_another_unit_dimension_is_another_field(store):
     # a unit of the same dimension is the same quantity (Wh beside kWh); no unit says nothing
     assert al.align(8, [num("usage", 9000.0, "Wh")])[0].attribute == "usage"
     assert al.align(9, [num("usage", 11.0)])[0].attribute == "usage"
+    # OCR drops a power ("0.60 m" for "0.60 m³"): the same field, not a length
+    for i in range(3):
+        al.align(20 + i, [num("gas", 3.0 + i, "m³")])
+    assert al.align(30, [num("gas", 0.6, "m")])[0].attribute == "gas"

@@ -57,6 +57,7 @@ TEXT_COMMON = 2  # a text field of each group with this many values in common ..
 TEXT_SHARE = 0.5  # ... and at least this share of the smaller one's values anchors their join
 ANCHOR_SUPPORT = 0.5  # what such an anchor adds to a pairing's support when two pairings compete
 SIZE_RATIO = 4.0  # two fields with enough rounds whose medians differ more than this are two quantities
+JOIN_PASSES = 3  # late joins are planned again after joins, at most this many more times
 VOUCH = 0.8  # name evidence of a pair that vouches for an unlike one (initials, the same words in another form)
 
 
@@ -177,19 +178,23 @@ def _base(name: str) -> str:
 
 
 def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, FieldStats],
-            similar: Similarity | None, lenient: bool = False) -> dict[str, str] | None:
+            similar: Similarity | None, lenient: bool = False, by_fit: bool = False) -> dict[str, str] | None:
     """The one pairing of every field of `small` with a field of `large` (fit, names not unlike,
     names not contrasting), or None when there is none or more than one.
 
     lenient: one field of two or more may pair by fit alone, its names unlike ("net" in kg on one
     scale, "harvest" in kg on the other, both beside "frames" and a moisture %; "H2O" and
     "irrigation" in mL beside "SM" and "soil moisture"): the caller asks for a shared field or a
-    pair close in name, which with the other pairs says it is one kind of record."""
+    pair close in name, which with the other pairs says it is one kind of record.
+    by_fit: every field may pair by fit alone (the caller has a text field of each holding the same
+    values, in rounds that read alike: "Mix type: nyjer" on a screen beside "seed type nyjer")."""
     def fits(a):
         return [b for b in large if _fit(stats[a], stats[b]) and not contrasting(_base(a), _base(b))]
     options = {a: [b for b in fits(a) if _not_unlike(a, b, similar)] for a in small}
     empty = [a for a, o in options.items() if not o]
-    if lenient and len(empty) == 1 and len(small) >= 2:
+    if by_fit:
+        options = {a: fits(a) for a in small}
+    elif lenient and len(empty) == 1 and len(small) >= 2:
         options[empty[0]] = fits(empty[0])
     elif lenient and len(small) >= STRUCTURAL and any(stats[a].unit for a in small):
         # three or more quantities, one with a unit, that pair one to one by kind, unit and range alone
@@ -296,9 +301,12 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
             small, large = (ra, rb) if (len(ra), sorted(ra)) <= (len(rb), sorted(rb)) else (rb, ra)
             # (one pair may be unlike in name: the shared field, or another pair close in name, vouches)
             pairs = pairing(small, large, stats, similar, lenient=True)
+            anchor = None if shared else text_anchor(small, large, stats)
+            if pairs is None and anchor is not None:
+                # no name vouches, but a text field of each holds the same values: the fit alone may pair
+                pairs = pairing(small, large, stats, similar, by_fit=True)
             if pairs is None or not _apart(pairs, stats):
                 continue
-            anchor = None if shared else text_anchor(small, large, stats)
             if anchor is not None and _read_alike(pairs, stats, TEXT_ALIKE):
                 # (it vouches like a field in common, and is joined with the rest; names of things, a plant's or
                 # a client's, come with records of several kinds, so the rounds must read alike too)
@@ -501,6 +509,13 @@ def realign(store, config: Config, encoder: TextEncoder | None = None, llm: LLM 
         if splits:
             recompute_field_stats(con)
             merges += _join(con, field_stats(con), encoder, keep)
+        # a join changes the joined fields' company and ranges: what they now pair with is joined too
+        # ("species~2" back into "species seen" lets a second device's "IND." pair with "total birds")
+        for _ in range(JOIN_PASSES):
+            more = _join(con, field_stats(con), encoder, keep) if merges else []
+            if not more:
+                break
+            merges += more
         if merges or splits:
             rebuild(store, config, llm=llm)
     return RealignReport(tuple(merges), bool(merges or splits), round(time.perf_counter() - t0, 3), tuple(splits))

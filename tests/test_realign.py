@@ -573,3 +573,30 @@ def test_a_text_field_named_two_ways_beside_the_same_numbers_is_joined():
     few = {**s, "specimen": replace(s["specimen"], values=frozenset({"pothos", "oak box", "north box"}))}
     assert plan_text_joins(few) == []
     assert plan_text_joins(s, keep=frozenset({"specimen"})) == []
+
+
+def test_a_text_field_of_the_same_values_lets_unlike_names_pair_by_fit():
+    # a feeder's screen: "Mix (g) | Mix type | Days since"; the text: "Seeds: 0.9 kg; seed type nyjer;
+    # interval 3 days". No name is alike, even by the encoder, but both text fields hold the same foods
+    # and the rounds read alike: one kind of record
+    foods = frozenset({"nyjer", "peanuts", "fat balls", "sunflower hearts"})
+    s = {
+        "mix": stats("mix", "g", 207, 1485, 8, {"mix_type": 8, "days_since": 5}),
+        "days_since": stats("days_since", None, 2, 4, 5, {"mix": 5, "mix_type": 5}),
+        "mix_type": replace(stats("mix_type", None, None, None, 8, {"mix": 8, "days_since": 5}, kind="text"),
+                            values=foods - {"peanuts"}),
+        "seeds": stats("seeds", "kg", 0.26, 1.46, 26, {"interval": 18, "seed_type": 26}),
+        "interval": stats("interval", None, 1, 5, 18, {"seeds": 18, "seed_type": 18}),
+        "seed_type": replace(stats("seed_type", None, None, None, 26, {"seeds": 26, "interval": 18}, kind="text"),
+                             values=foods),
+    }
+    s["mix"] = replace(s["mix"], dimension="mass")  # grams on the screen, kilograms in the text
+    alike = with_texts(s, ("mix", "days_since", "mix_type"), (1.0, 0.2, 0.0), (0.8, 0.5, 0.0))
+    assert {(m.source, m.target) for m in plan_merges(alike, unlike_names)} == {
+        ("mix", "seeds"), ("days_since", "interval"), ("mix_type", "seed_type")}
+    # without the same values there is nothing to go by
+    other = {**alike, "mix_type": replace(alike["mix_type"], values=frozenset({"oak box", "shed box"}))}
+    assert plan_merges(other, unlike_names) == []
+    # nor with them in rounds that read otherwise
+    apart = with_texts(s, ("mix", "days_since", "mix_type"), (1.0, 0.2, 0.0), (0.1, 0.0, 0.99))
+    assert plan_merges(apart, unlike_names) == []

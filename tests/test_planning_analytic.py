@@ -357,3 +357,8 @@ def test_a_record_noun_of_three_words_is_the_records_not_the_target(question, re
     a = analyze(question, NOW, FIRST)
     assert a.records == records
     assert target in a.target_text and "box" not in a.target_text and "count" not in a.target_text
+
+
+def test_a_pronoun_ends_the_record_noun():
+    a = analyze("What's my total points haul from all the card rounds I won?", NOW, FIRST)
+    assert a.records == "card rounds" and "i won" in a.target_text  # the condition stays the question's

@@ -286,27 +286,28 @@ def _comparison(q: str, now, first) -> tuple[TimeRange, TimeRange, tuple[str, ..
     return base, tgt, (first_r.phrase, second_r.phrase)
 
 
+# (a record noun is one to three words, never a pronoun: "all the card rounds I won" is "card rounds")
 _RECORDS = [
     # "over all my harvests", "across every invoice", "among all of the games"
     r"\b(?:over|across|among|in|for|from|of|on)\s+(?:all\s+(?:of\s+)?|every\s+|each\s+)(?:my\s+|our\s+|the\s+)?"
-    r"(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+[a-z]+(?:-[a-z]+)?){0,2})",
+    r"(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+(?!(?:i|we|you|he|she|they|it)\b)[a-z]+(?:-[a-z]+)?){0,2})",
     # "adding up every invoice", "summing all my harvests"
     r"\b(?:adding|add|summing|sum)\s+up\s+(?:all\s+(?:of\s+)?|every\s+|each\s+)?(?:my\s+|our\s+|the\s+)?"
-    r"(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+[a-z]+(?:-[a-z]+)?){0,2})",
+    r"(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+(?!(?:i|we|you|he|she|they|it)\b)[a-z]+(?:-[a-z]+)?){0,2})",
     # "what X did my last harvest show", "what did the first invoice say"
     r"\b(?:did|do|does)\s+(?:my|our|the)\s+(?:(?P<q>last|latest|first|earliest|most\s+recent)\s+)?"
-    r"(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+[a-z]+(?:-[a-z]+)?){0,2})\s+(?:show|have|record|log|read|say|list|give)\b",
+    r"(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+(?!(?:i|we|you|he|she|they|it)\b)[a-z]+(?:-[a-z]+)?){0,2})\s+(?:show|have|record|log|read|say|list|give)\b",
     # "across my harvests in May", "on harvests with ...", "in my light cycles"
-    r"\b(?:across|among)\s+(?:my|our|the)\s+(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+[a-z]+(?:-[a-z]+)?){0,2})",
-    r"\b(?:on|for|in)\s+(?:my\s+|our\s+|the\s+)?(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+[a-z]+(?:-[a-z]+)?){0,2})\s+(?:with|where|that\s+had|having)\b",
+    r"\b(?:across|among)\s+(?:my|our|the)\s+(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+(?!(?:i|we|you|he|she|they|it)\b)[a-z]+(?:-[a-z]+)?){0,2})",
+    r"\b(?:on|for|in)\s+(?:my\s+|our\s+|the\s+)?(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+(?!(?:i|we|you|he|she|they|it)\b)[a-z]+(?:-[a-z]+)?){0,2})\s+(?:with|where|that\s+had|having)\b",
     # "first X in my harvests", "latest X of my invoices"
-    r"\b(?:in|of|from|on)\s+(?:my|our)\s+(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+[a-z]+(?:-[a-z]+)?){0,2})\s*$",
+    r"\b(?:in|of|from|on)\s+(?:my|our)\s+(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+(?!(?:i|we|you|he|she|they|it)\b)[a-z]+(?:-[a-z]+)?){0,2})\s*$",
     # "which harvest had the most ...", "which invoice showed the lowest ..."
-    r"^(?:which|what)\s+(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+[a-z]+(?:-[a-z]+)?){0,2})\s+(?:had|has|showed|shows|recorded|logged)"
+    r"^(?:which|what)\s+(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+(?!(?:i|we|you|he|she|they|it)\b)[a-z]+(?:-[a-z]+)?){0,2})\s+(?:had|has|showed|shows|recorded|logged)"
     r"(?=\s+(?:the\s+)?(?:most|least|highest|lowest|largest|smallest|biggest|fewest|best|worst)\b)",
     # a change between two records: "from my first harvest to my last", "since the first invoice"
     r"\b(?:from|since)\s+(?:my|our|the)\s+(?:very\s+)?(?:first|earliest)\s+"
-    r"(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+[a-z]+(?:-[a-z]+)?){0,2})(?=\s*(?:to|until|till|and)\b|\s*,|\s*$)",
+    r"(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+(?!(?:i|we|you|he|she|they|it)\b)[a-z]+(?:-[a-z]+)?){0,2})(?=\s*(?:to|until|till|and)\b|\s*,|\s*$)",
 ]
 _QUALIFIERS = frozenset("first last latest earliest recent next previous newest oldest".split())
 _NOT_RECORDS = frozenset("history memory logs records data entries time day days week month year total life".split())

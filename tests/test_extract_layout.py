@@ -229,3 +229,9 @@ def test_captions_of_letters_with_periods_are_captions():
     # OCR merged such a caption into the one before it: it is cut off before its letters
     d = _ocr("Mash Log\nSTYLE O.G. | VOL.\nIPA | 1.054 | 22.6\nLatest")
     assert d["style"].raw_value == "IPA" and d["o_g"].number == 1.054 and d["vol"].number == 22.6
+
+
+def test_a_count_of_days_ocr_merged_with_the_next_value_is_split_under_its_caption():
+    d = _ocr("VarroaCheck\nmite count. | period. | daily drop.\n1 | 6 days 5.6\nSummary")
+    assert d["mite_count"].number == 1 and d["period"].number == 6 and d["daily_drop"].number == 5.6
+    assert "days" not in d

@@ -1718,6 +1718,22 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
         0 <= j < len(rows) and len(rows[j]) == len(r) and all(c.is_label for c in rows[j]) for j in (k - 1, k + 1))
         for k, r in enumerate(rows))
 
+    def counted_split(c: _Cell, vs: list[Value]) -> list[_Cell] | None:
+        """A box of values whose only words are calendar nouns right after a bare number ("6 days 5.6"):
+        one cell per value, each with the noun that counts it; None otherwise."""
+        cells, pos, end = [], c.start, c.start + len(c.text)
+        for k, v in enumerate(vs):
+            if text[pos:v.start].strip():
+                return None
+            stop = vs[k + 1].start if k + 1 < len(vs) else end
+            noun = text[v.end:stop].strip()
+            if noun and not (v.unit is None and not v.parts and noun.lower() in active_lexicon().calendar_nouns):
+                return None
+            cells.append(_Cell(text[v.start:v.end + (text[v.end:stop].index(noun) + len(noun) if noun else 0)],
+                               v.start, (v,), False, True))
+            pos = stop
+        return cells if any(len(x.text) > len(x.values[0].raw) for x in cells) else None
+
     def split_values(row: list[_Cell], trailing_text: bool = False) -> list[_Cell]:
         """Cells OCR merged ("16 11", "0.09 mg/L 6 mg/L") split into one cell per value; with `trailing_text`
         also a word after the last value ("320 12.5 EUR mystery" -> 320, 12.5 EUR, mystery)."""
@@ -1731,7 +1747,10 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
             rest = re.sub("|".join(re.escape(v.raw) for v in vs), " ", c.text) if vs else c.text
             if tail:
                 rest = rest[:rest.rindex(tail)]
-            if c.is_value or len(vs) < (1 if tail else 2) or re.search(r"[A-Za-z]{2,}", rest):
+            counted = counted_split(c, vs) if not tail and len(vs) >= 2 and not c.is_value else None
+            if counted is not None:
+                out_row.extend(counted)  # "6 days 5.6" under "period. | daily drop.": "6 days", "5.6"
+            elif c.is_value or len(vs) < (1 if tail else 2) or re.search(r"[A-Za-z]{2,}", rest):
                 out_row.append(c)
             else:
                 out_row.extend(_Cell(v.raw, v.start, (v,), False, True) for v in vs)

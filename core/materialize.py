@@ -89,6 +89,8 @@ GENERIC_WORDS = frozenset(
     "avg average mean median total sum count number num min max value values level levels rate score "
     "scores time times duration date day daily weekly per pct percent percentage amount the of and my "
     "last first current today minutes hours seconds ms kg lb km".split()
+    # the extractor's own name for an unlabelled text ("item", "item_2") says nothing of what a row records
+    + ["item"] + [str(k) for k in range(10)]
 )
 _EXTRA_RESERVED = frozenset({"memory_tables", "schema_version", "main", "information_schema", "pg_catalog"})
 

@@ -145,3 +145,30 @@ def test_a_short_word_with_a_period_opening_a_list_item_abbreviates_its_label():
     assert _ex("Waterbirds on the lake. Ducks: 12; gs. 18; temp 7.1 C")["gs"].number == 18
     # a unit before a period ends its sentence: the number after it is no value of a label "km"
     assert "km" not in _ex("Walked 5 km. 3 days later I rested.")
+
+
+def test_an_abbreviated_label_takes_a_number_word_that_ends_its_item():
+    d = _ex("Listening practice: minutes 102 min, eps. two")
+    assert d["eps"].number == 2 and d["duration"].number == 102
+    d = _ex("Listening: eps. three, minutes 40 min")
+    assert d["eps"].number == 3
+    # a number word opening the next sentence after a unit stays no value
+    assert "km" not in _ex("Walked 5 km. Two days later I rested.")
+
+
+def test_a_verb_form_before_a_linking_verb_is_the_label():
+    d = _ex("Some blitz. My GP was nine, won came in at 0 and B-rating: 1294.")
+    assert d["won"].number == 0 and d["gp"].number == 9
+    assert _ex("Won came in at 3.")["won"].number == 3
+    # a verb inside a clause, or with a weak link, is still no label
+    assert "walked" not in _ex("Walked at 6 km/h for 40 minutes")
+    assert "burned" not in _ex("I burned 450 kcal today.")
+
+
+def test_further_unlabelled_texts_of_a_log_line_are_further_fields():
+    d = _ex("Day 7 — Aurelie, draw, 27 length, 1487 my rating")
+    assert d["item"].raw_value == "Aurelie" and d["item_2"].raw_value == "draw"
+    assert d["length"].number == 27
+    # one text among values stays the one item
+    d = _ex("Day 4 — 8 clutch, 0 young, oak box")
+    assert d["item"].raw_value == "oak box" and "item_2" not in d

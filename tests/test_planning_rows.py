@@ -442,3 +442,47 @@ def test_a_word_that_names_a_unit_dimension_is_read_as_that_dimension():
     assert named_dimension("total charge duration") == "duration"
     assert named_dimension("mean flow") is None
     assert named_dimension("my water used") is None
+
+
+@pytest.fixture(scope="module")
+def real_engine(tmp_path_factory):
+    import torch
+
+    torch.set_num_threads(1)
+    from core.encoders.text import MiniLMEncoder, load_minilm
+
+    minilm = MiniLMEncoder(load_minilm())
+    path = build_memory(tmp_path_factory.mktemp("rows_real") / "memory.duckdb", minilm)
+    con = duckdb.connect(str(path))
+    yield QueryEngine(con, minilm, DEFAULT)
+    con.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("question,table,n", [
+    # no round says "bicycle", "repair", "borrow" or "book(s)" as asked: the rounds read like the records
+    ("Number of bicycle repairs in my history?", "total_log", len(REPAIRS)),
+    ("How many times did I borrow books?", "fee_log", len(LOANS)),
+])
+def test_records_the_rounds_read_like_are_counted_in_their_table(real_engine, question, table, n):
+    t = real_engine.ask(question)
+    s = _step(t)
+    assert _call(s) == (table, "*", "count")
+    assert s.value["n_rows"] == n and t.answer.text.startswith(str(n))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("question", ["How many dentist visits did I log?", "How many boat trips did I log?"])
+def test_records_no_tables_rounds_read_like_count_nothing(real_engine, question):
+    t = real_engine.ask(question)
+    assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" for s in t.steps), t.plan.notes
+    assert t.answer.refused
+
+
+def test_like_table_needs_a_clear_lead():
+    from core.planning.columns import like_table
+
+    assert like_table({"a": 0.48, "b": 0.10}) == "a"
+    assert like_table({"a": 0.48, "b": 0.46}) is None  # two tables read alike: neither is named
+    assert like_table({"a": 0.2, "b": 0.0}) is None  # nothing reads like the phrase
+    assert like_table({}) is None

@@ -403,8 +403,11 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
         if _is_verb(lw, lex) and not (structured and w[:1].isupper()):
             prev = _low(tokens[i - 1][0]) if i > 0 else ""
             colon_next = i + 1 < len(tokens) and tokens[i + 1][0] in (":", "=")
-            if colon_next and not words and (i == 0 or not re.match(r"[A-Za-z]", tokens[i - 1][0])):
-                words.append((w, tokens[i][1]))  # "Sold: 24", "Paid: $45": the verb is the label
+            at_start = i == 0 or not re.match(r"[A-Za-z]", tokens[i - 1][0])
+            if (colon_next or (strong and skipped)) and not words and at_start:
+                # "Sold: 24", "Paid: $45", "won came in at 3": a verb form that opens its clause right before
+                # a colon or a linking verb is the label (two finite verbs do not follow each other)
+                words.append((w, tokens[i][1]))
                 i -= 1
                 continue
             if not ((strong or skipped) and not words and re.match(r"[a-z]", prev) and prev not in lex.pronouns
@@ -484,7 +487,8 @@ def _item_pair(text: str, value: Value) -> bool:
     if text[value.end:m.start() if m else len(text)].strip(" ."):
         return False
     words = text[cs:value.start].split()
-    return 1 <= len(words) <= 3 and all(re.fullmatch(r"[A-Za-z][A-Za-z'-]*", w) and _low(w) not in lex.pronouns
+    # (a word may end in the abbreviation mark the list-item rule puts there: "eps․ two")
+    return 1 <= len(words) <= 3 and all(re.fullmatch(r"[A-Za-z][A-Za-z'-]*․?", w) and _low(w) not in lex.pronouns
                                         and _low(w) not in lex.determiners and _low(w) not in lex.connectives
                                         and _low(w) not in lex.boundary_words for w in words)
 
@@ -1401,6 +1405,12 @@ def _list_texts(text: str, found: list[Found]) -> list[Found]:
         # ... or is the one text among three or more items of values ("Day 3 — 1358 gr fill, peanuts, 5 d gap")
         if not placed and len(bare) == 1 and len(items) >= 3:
             placed = [bare[0][0]]
+        if len(placed) == 1 and len(items) >= 3:
+            # further unlabelled texts of a list of three or more items are further fields of the entry, in
+            # order ("Day 7 — Aurelie, draw, 27 length": the second text is another field, not noise); field
+            # alignment joins them with the fields that hold the same values elsewhere
+            rest = [f for f, _ in bare if f is not placed[0] and len(f.raw.split()) <= 2]
+            placed += [replace(f, attribute=f"item_{k}") for k, f in enumerate(rest[:2], start=2)]
         out.extend(placed)
     return out
 
@@ -1491,8 +1501,11 @@ def extract_text(text: str, *, structured: bool, speaker: str | None = None,
     else:
         text = _sentence_case(text)
         # "Bottling: btl. 38; Priming: 99 g": a short word with a period that opens a list item and is
-        # followed by a number abbreviates the item's label (not a unit: "5 km. 3 days later" ends a sentence)
-        text = re.sub(r"(?:(?<=^)|(?<=[;,:]\s)|(?<=\s/\s))([A-Za-z]{2,4})\.(?=[ \t]+[-+]?\d)",
+        # followed by a number abbreviates the item's label (not a unit: "5 km. 3 days later" ends a sentence);
+        # a number word too, when it ends the item ("eps. two")
+        words_alt = "|".join(sorted(active_lexicon().number_words, key=len, reverse=True))
+        text = re.sub(r"(?:(?<=^)|(?<=[;,:]\s)|(?<=\s/\s))([A-Za-z]{2,4})\.(?=[ \t]+(?:[-+]?\d|(?i:"
+                      + words_alt + r")(?:[,;]|\s*$)))",
                       lambda m: m.group(1) + ("." if parse_unit(m.group(1)) is not None else "\u2024"), text)
     values = [v for v in scan_values(text) if structured or not _in_question(text, v.start)]
     found: list[Found] = []

@@ -465,6 +465,36 @@ def _row_shares(want: list[str], tables: Sequence[TableMeta],
     return out
 
 
+# the records a question names ("my lake surveys") read like the rounds of one table when the phrase's mean
+# cosine to that table's rounds is at least ROWS_LIKE_MIN and ROWS_LIKE_MARGIN above every other table's: the
+# rounds of a stream need not use the question's noun ("Waterbirds on the lake. Dabblers: 34" for a survey)
+ROWS_LIKE_MIN = 0.30
+ROWS_LIKE_MARGIN = 0.05
+
+
+def rows_like(query: np.ndarray, tables: Sequence[TableMeta],
+              row_vectors: Callable[[str], np.ndarray]) -> dict[str, float]:
+    """Per table, the mean cosine of `query` (a unit vector of the records phrase) to the embeddings of the
+    rounds its rows come from; tables without embedded rounds are left out."""
+    out = {}
+    for t in tables:
+        vecs = row_vectors(t.table_name)
+        if len(vecs):
+            out[t.table_name] = float(np.mean(vecs @ query))
+    return out
+
+
+def like_table(scores: dict[str, float]) -> str | None:
+    """The one table whose rounds the records phrase reads like (`rows_like` scores): the best when it reaches
+    ROWS_LIKE_MIN and leads every other by ROWS_LIKE_MARGIN; None when no table stands out."""
+    if not scores:
+        return None
+    order = sorted(scores.items(), key=lambda kv: -kv[1])
+    best = order[0][1]
+    second = order[1][1] if len(order) > 1 else -1.0
+    return order[0][0] if best >= ROWS_LIKE_MIN and best - second >= ROWS_LIKE_MARGIN else None
+
+
 def initials(text: str) -> dict[str, bool]:
     """The initials of every two or three consecutive content words of a phrase ("resting heart rate" -> "rhr"),
     each with whether its words end the phrase (then they name its head)."""

@@ -183,6 +183,33 @@ class ContextBuilder:
         cache[1][table] = tuple(out)
         return cache[1][table]
 
+    def row_vectors(self, table: str) -> np.ndarray:
+        """The text embeddings of the events (rounds) the rows of `table` come from, unit length, one per
+        row that has an event node (at most ROW_WORDS_MAX rows); a (0, dim) array when none has one (a store
+        without the retrieval memory). Cached until the tables change."""
+        self.catalog()  # refreshes the signature
+        cache = getattr(self, "_row_vecs", None)
+        if cache is None or cache[0] != self._sig:
+            cache = self._row_vecs = (self._sig, {})
+        if table in cache[1]:
+            return cache[1][table]
+        ident = '"' + table.replace('"', '""') + '"'
+        cur = self.con.cursor()
+        try:
+            rows = cur.execute(f"SELECT n.text_emb FROM {ident} x JOIN nodes n ON n.level = 'event' AND "
+                               f"n.round_id = x.source WHERE n.text_emb IS NOT NULL ORDER BY x.round_order "
+                               f"LIMIT {ROW_WORDS_MAX}").fetchall()
+        except duckdb.Error:
+            rows = []
+        finally:
+            cur.close()
+        dim = getattr(self.encoder, "dim", 0)
+        vecs = np.asarray([r[0] for r in rows], dtype=np.float32) if rows else np.zeros((0, dim), np.float32)
+        if len(vecs):
+            vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        cache[1][table] = vecs
+        return vecs
+
     def mentions(self, word: str) -> bool:
         """Whether any round (what was said, its images' captions and OCR text) holds a word starting with
         `word` (a lower-case token or stem: "checker" finds "Checkers"); cached per word until the rounds

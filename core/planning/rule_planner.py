@@ -23,12 +23,12 @@ import numpy as np
 from ..config import Config
 from .columns import (
     MEASURE_ADJECTIVES, SCAFFOLD, ColumnChoice, named_dimension, rows_about, rows_tables, abbreviates, implied_dimension, asked_units, description_words, convert, match_categories, match_columns, name_tokens,
-    phrase_words, question_words, record_noun, table_words, unit_dimension, unit_info, unit_tokens,
+    phrase_words, question_words, record_noun, table_words, unit_dimension, unit_info, unit_tokens, rows_like, like_table,
 )
 from .context import PlanningContext
 from .intent import _FIRST, _LATEST, Analysis, Condition, analyze
 from .metadata import ColumnMeta, TableMeta
-from .scoring import stem, tokens
+from .scoring import STOPWORDS, stem, tokens
 from .shape import strip_instructions
 from .tools import ANALYTIC_TOOLS, ToolResult
 from .trace import Plan, PlanStep
@@ -82,6 +82,10 @@ class Decision:
     reader: Callable | None = field(default=None, compare=False, repr=False)
     # a thing said of in a few rounds outside every table ("a grain mill"): those rounds, read instead
     rare_rounds: tuple[str, ...] = ()
+
+
+# words of a records phrase that say nothing about the records ("all my", "every", "the")
+STOP_RECORDS = frozenset("a an the my our all every each of any some those these".split())
 
 
 def _threshold_inside(c: Condition, col: ColumnMeta) -> bool:
@@ -465,6 +469,22 @@ class RulePlanner:
         """Tables whose rows are the records `phrase` names, by the words of their rounds."""
         return rows_tables(self._rows_about(phrase, tables))
 
+    def _tables_of_records(self, records: str | None, tables: list[TableMeta]) -> set[str]:
+        """Tables whose rows are the records the question names ("over all my lake surveys"): by the words of
+        their rounds, else the one table whose rounds read like the phrase (columns.like_table: the mean
+        cosine of the phrase to the embeddings of its rows' rounds, clearly above every other table's).
+        Only for a records phrase, never for the measured quantity: a quantity's word is no kind of round."""
+        found = self._tables_of_rows(records, tables)
+        if found or not records or len(tables) < 2 or self.builder is None \
+                or not hasattr(self.builder, "row_vectors"):
+            return found
+        words = " ".join(w for w in re.findall(r"[a-z]+", records.lower())
+                         if w not in STOP_RECORDS and w not in STOPWORDS and stem(w) not in SCAFFOLD)
+        if not words:
+            return found
+        best = like_table(rows_like(self.encode_query(words), tables, self.builder.row_vectors))
+        return {best} if best else found
+
     def _unknown_modifier(self, text: str | None, tables: list[TableMeta], d: Decision) -> str | None:
         """A word of the target phrase right before a word that names what the decision computes (its
         column, or for a count its table: "kayak" of "kayak fee") that nothing in the memory
@@ -555,7 +575,7 @@ class RulePlanner:
         # what is measured must be named by the rounds, not only the records ("mean hydration across my
         # proof checks" names the proof checks, and nothing of the table says "hydration")
         words = phrase_words(a.target_text or "")
-        found = self._tables_of_rows(a.target_text, tables) if words else self._tables_of_rows(a.records, tables)
+        found = self._tables_of_rows(a.target_text, tables) if words else self._tables_of_records(a.records, tables)
         if not found and words:
             # the target phrase carries verbs the rounds need not use ("how much did my grocery runs come
             # to"): its words one by one, when more than half of them are named, all by one table's rounds
@@ -668,6 +688,11 @@ class RulePlanner:
                 best_key, table = key, t.table_name
         what = a.records or (a.how_many_noun if noun and noun not in ("time", "day", "night", "week", "month")
                              else None)
+        if table is None and (what or a.how_many_noun in ("times", "time")):
+            # the records named, no shared word: the table whose rounds read like them ("expenses" beside
+            # rounds that say "Bought supplies. Amount paid $110")
+            like = self._tables_of_records(self._counted_phrase(a), tables)
+            table = next(iter(like)) if len(like) == 1 else None
         if table is None and what and tables:
             # no shared word: the counted noun's meaning against each table's rows noun and description,
             # only when one table is clearly closest (else nothing is counted: the planner retrieves)
@@ -716,7 +741,7 @@ class RulePlanner:
             # the unit the answer is asked in is a hard constraint (not the units of conditions)
             dim = self._asked_dimension(a)
             # tables whose rows the question names by a category value ("my runs" -> activity = run)
-            named = {m.table for m in cats} | self._tables_of_rows(a.records, tables)
+            named = {m.table for m in cats} | self._tables_of_records(a.records, tables)
             numeric = match_columns(text, tables, self.embed, self.encode_query, self.config.lambda_meta,
                                     dtypes=dtypes, table_prior=prior, exclude=used, dimension=dim,
                                     records=a.records, named=named)
@@ -728,7 +753,7 @@ class RulePlanner:
                                         dtypes=dtypes, table_prior=prior, dimension=dim, records=a.records,
                                         named=named)
         best = next((c for c in numeric if c.supported), None)
-        by_rows = self._tables_of_rows(a.records, tables) if numeric and a.records else set()
+        by_rows = self._tables_of_records(a.records, tables) if numeric and a.records else set()
         inside = next((c for c in numeric if c.supported and c.table in by_rows), None)
         if inside is not None and best is not None and best.table not in by_rows:
             # "over all my loans": a column of the table whose rows are the loans, before a like column elsewhere

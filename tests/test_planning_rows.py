@@ -486,3 +486,18 @@ def test_like_table_needs_a_clear_lead():
     assert like_table({"a": 0.48, "b": 0.46}) is None  # two tables read alike: neither is named
     assert like_table({"a": 0.2, "b": 0.0}) is None  # nothing reads like the phrase
     assert like_table({}) is None
+
+
+@pytest.mark.parametrize("day,table,column,rows", [
+    # "price" names a column of the loans (its alias "Price") and one of the grocery runs: the record of that day
+    ("September 3, 2025", "rate_log", "price", GROCERIES),
+    ("September 4, 2025", "fee_log", "fee", LOANS),
+])
+def test_a_value_on_a_day_is_read_from_the_named_column_with_a_record_that_day(engine, day, table, column, rows):
+    t = engine.ask(f"What was my price on {day}?")
+    s = _step(t)
+    assert (s.args["table"], s.args["target_column_expression"]) == (table, column), t.plan.notes
+    want = next(r[column] for r in rows if r["time"].strftime("%B %-d, %Y") == day)
+    assert s.value["value"] == pytest.approx(want)
+    # one record's value is the value, not "on average over 1"
+    assert "average" not in t.answer.text and t.answer.text.startswith(f"{want:g}")

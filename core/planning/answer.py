@@ -620,7 +620,10 @@ class RuleAnswerer(_Shaper):
             period = period_text(v.get("first_time"), v.get("last_time"))
             if period and not scope:
                 noun = f"{noun}, {period}"
-            if op == "avg":
+            if op == "avg" and n == 1:
+                # one record's value ("my X on May 5"): the value itself, not an average of one
+                text = f"{fmt_num(val)}{_unit(unit)} ({col}){scope_sfx}"
+            elif op == "avg":
                 text = f"{fmt_num(val)}{_unit(unit)} on average over {noun}{scope_sfx}"
             elif op == "sum":
                 text = (f"{fmt_num(val)}{_unit(unit)}{scope_sfx}" if n == 1 else

@@ -210,6 +210,24 @@ class ContextBuilder:
         cache[1][table] = vecs
         return vecs
 
+    def values_between(self, table: str, column: str, start: str, end: str) -> int:
+        """How many rows of `table` hold a value of `column` on the days start..end (ISO dates, inclusive);
+        0 when the table or column is not an analytic table's (names are checked against the catalog,
+        never taken as given)."""
+        meta = self.catalog().get(table)
+        if meta is None or column not in {c.name for c in meta.columns}:
+            return 0
+        ident = '"' + table.replace('"', '""') + '"'
+        col = '"' + column.replace('"', '""') + '"'
+        cur = self.con.cursor()
+        try:
+            return int(cur.execute(f"SELECT count({col}) FROM {ident} WHERE CAST(time AS DATE) BETWEEN ? AND ?",
+                                   [start, end]).fetchone()[0])
+        except duckdb.Error:
+            return 0
+        finally:
+            cur.close()
+
     def mentions(self, word: str) -> bool:
         """Whether any round (what was said, its images' captions and OCR text) holds a word starting with
         `word` (a lower-case token or stem: "checker" finds "Checkers"); cached per word until the rounds

@@ -84,6 +84,7 @@ class Decision:
     rare_rounds: tuple[str, ...] = ()
 
 
+WINDOW_DAYS = 3  # a time window this short reads the value of one record (a day, an event's day and its neighbours)
 # words of a records phrase that say nothing about the records ("all my", "every", "the")
 STOP_RECORDS = frozenset("a an the my our all every each of any some those these".split())
 
@@ -941,6 +942,30 @@ class RulePlanner:
             return replace(inst, notes=tuple(inst.notes) + (PEOPLE_NOTE + ", ".join(people),))
         return inst
 
+    def _column_on_the_day(self, d: Decision, filters: list[dict]) -> tuple[Decision, str | None]:
+        """A value read on one day ("my X on May 5", "on the day I ...") from a column with no record that day,
+        while another candidate the question supports as well has one: that candidate (the record the
+        question is about exists; of two like quantities, the one logged that day is meant). Only for a
+        plain value or latest/first read over a window of at most WINDOW_DAYS days with no other filter;
+        else `d` as it is."""
+        window = [f for f in filters if f.get("column") == "time" and f.get("op") == "between"]
+        if (d.analysis.kind not in ("value", "latest", "first") or d.tool != "Compute" or not d.column
+                or d.expr or len(window) != 1 or len(filters) != 1 or self.builder is None
+                or not hasattr(self.builder, "values_between")):
+            return d, None
+        lo, hi = window[0]["value"]
+        if (date.fromisoformat(hi) - date.fromisoformat(lo)).days > WINDOW_DAYS - 1:
+            return d, None
+        if self.builder.values_between(d.table, d.column, lo, hi):
+            return d, None
+        best = next((c for c in d.choices if c.supported and (c.table, c.column) != (d.table, d.column)
+                     and self.builder.values_between(c.table, c.column, lo, hi)), None)
+        if best is None:
+            return d, None
+        return replace(d, table=best.table, column=best.column), (
+            f"{d.table}.{d.column} has no record on {lo}..{hi}; {best.table}.{best.column}, also named by the "
+            f"question, has one")
+
     def _instantiate(self, question: str, context: PlanningContext, plan: Plan, index: int,
                      results: Sequence[ToolResult | None], budget_left: int, *, progressive: bool = True,
                      now: datetime | date | None = None, first: datetime | date | None = None) -> Instantiation:
@@ -994,6 +1019,9 @@ class RulePlanner:
                             "value": [a.time_range.start.isoformat(), a.time_range.end.isoformat()]})
         if a.kind == "versus" and len(d.sides) == 2:
             filters.append(dict(d.sides[min(index, 1)]))
+        d, note = self._column_on_the_day(d, filters)
+        if note:
+            notes.append(note)
         args: dict = {"table": d.table}
         target = d.expr if d.expr and d.op not in ("count",) else d.column
         if step.tool == "Compute":

@@ -155,60 +155,54 @@ class ContextBuilder:
         self._attr_key = key
         return self._attrs
 
+    def _per_table(self, kind: str, table: str, sql: str, make):
+        """`make(rows)` of what `sql` (its {ident}: the quoted table) returns for `table`, cached per `kind` and
+        table until the tables change; `make([])` when the query fails (a table without its rounds)."""
+        self.catalog()  # refreshes the signature
+        caches = self.__dict__.setdefault("_per_table_caches", {})
+        cache = caches.get(kind)
+        if cache is None or cache[0] != self._sig:
+            cache = caches[kind] = (self._sig, {})
+        if table in cache[1]:
+            return cache[1][table]
+        ident = '"' + table.replace('"', '""') + '"'
+        cur = self.con.cursor()
+        try:
+            rows = cur.execute(sql.format(ident=ident)).fetchall()
+        except duckdb.Error:
+            rows = []
+        finally:
+            cur.close()
+        cache[1][table] = make(rows)
+        return cache[1][table]
+
     def row_words(self, table: str) -> tuple[frozenset[str], ...]:
         """The words (tokens and verb lemmas) of the round each row of `table` comes from: what the user
         wrote and the captions of its images, without the assistant's replies; at most ROW_WORDS_MAX rows,
         cached until the tables change."""
         from .columns import text_words
 
-        self.catalog()  # refreshes the signature
-        cache = getattr(self, "_row_words", None)
-        if cache is None or cache[0] != self._sig:
-            cache = self._row_words = (self._sig, {})
-        if table in cache[1]:
-            return cache[1][table]
-        ident = '"' + table.replace('"', '""') + '"'
-        cur = self.con.cursor()
-        try:
-            rows = cur.execute(f"SELECT r.text, x.captions FROM {ident} x JOIN rounds r ON r.round_id = x.source "
-                               f"ORDER BY x.round_order LIMIT {ROW_WORDS_MAX}").fetchall()
-        except duckdb.Error:
-            rows = []
-        finally:
-            cur.close()
-        out = []
-        for text, captions in rows:
-            lines = [ln for ln in str(text or "").splitlines() if not ln.lower().startswith("assistant:")]
-            out.append(frozenset(text_words(" ".join(lines) + " " + str(captions or ""))))
-        cache[1][table] = tuple(out)
-        return cache[1][table]
+        def make(rows):
+            out = []
+            for text, captions in rows:
+                lines = [ln for ln in str(text or "").splitlines() if not ln.lower().startswith("assistant:")]
+                out.append(frozenset(text_words(" ".join(lines) + " " + str(captions or ""))))
+            return tuple(out)
+        return self._per_table("words", table, "SELECT r.text, x.captions FROM {ident} x JOIN rounds r ON "
+                               f"r.round_id = x.source ORDER BY x.round_order LIMIT {ROW_WORDS_MAX}", make)
 
     def row_vectors(self, table: str) -> np.ndarray:
         """The text embeddings of the events (rounds) the rows of `table` come from, unit length, one per
         row that has an event node (at most ROW_WORDS_MAX rows); a (0, dim) array when none has one (a store
         without the retrieval memory). Cached until the tables change."""
-        self.catalog()  # refreshes the signature
-        cache = getattr(self, "_row_vecs", None)
-        if cache is None or cache[0] != self._sig:
-            cache = self._row_vecs = (self._sig, {})
-        if table in cache[1]:
-            return cache[1][table]
-        ident = '"' + table.replace('"', '""') + '"'
-        cur = self.con.cursor()
-        try:
-            rows = cur.execute(f"SELECT n.text_emb FROM {ident} x JOIN nodes n ON n.level = 'event' AND "
-                               f"n.round_id = x.source WHERE n.text_emb IS NOT NULL ORDER BY x.round_order "
-                               f"LIMIT {ROW_WORDS_MAX}").fetchall()
-        except duckdb.Error:
-            rows = []
-        finally:
-            cur.close()
-        dim = getattr(self.encoder, "dim", 0)
-        vecs = np.asarray([r[0] for r in rows], dtype=np.float32) if rows else np.zeros((0, dim), np.float32)
-        if len(vecs):
-            vecs = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
-        cache[1][table] = vecs
-        return vecs
+        def make(rows):
+            if not rows:
+                return np.zeros((0, getattr(self.encoder, "dim", 0)), np.float32)
+            vecs = np.asarray([r[0] for r in rows], dtype=np.float32)
+            return vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        return self._per_table("vectors", table, "SELECT n.text_emb FROM {ident} x JOIN nodes n ON n.level = "
+                               "'event' AND n.round_id = x.source WHERE n.text_emb IS NOT NULL ORDER BY "
+                               f"x.round_order LIMIT {ROW_WORDS_MAX}", make)
 
     def values_between(self, table: str, column: str, start: str, end: str) -> int:
         """How many rows of `table` hold a value of `column` on the days start..end (ISO dates, inclusive);

@@ -502,3 +502,25 @@ def test_a_value_on_a_day_is_read_from_the_named_column_with_a_record_that_day(e
     assert s.value["value"] == pytest.approx(want)
     # one record's value is the value, not "on average over 1"
     assert "average" not in t.answer.text and t.answer.text.startswith(f"{want:g}")
+
+
+def test_a_total_is_the_largest_sum_of_money_whatever_the_table_is_named_after(tmp_path, monkeypatch):
+    from conftest import HashEmbedder
+    import test_planning_rows as mod
+
+    buys = [dict(vat=1.0 + (i % 3), paid=80.0 + 9.0 * i, time=T0 + timedelta(days=4 * i, hours=2)) for i in range(6)]
+    # the table is named after its smaller sum of money (the tax), as a rule-named table may be
+    monkeypatch.setattr(mod, "TABLES", {"vat_log": (
+        "One row per vat record: vat (€), paid (€).", [("vat", "DOUBLE", "€", ("VAT",)), ("paid", "DOUBLE", "€", ("Paid",))],
+        buys, lambda r: f"Bought office supplies. Paid {r['paid']} €, VAT {r['vat']} €.")})
+    emb = HashEmbedder()
+    con = duckdb.connect(str(build_memory(tmp_path / "memory.duckdb", emb)))
+    try:
+        eng = QueryEngine(con, emb, DEFAULT)
+        s = _step(eng.ask("What was the mean total across all my office supplies?"))
+        assert _call(s) == ("vat_log", "paid", "avg")
+        assert s.value["value"] == pytest.approx(statistics.mean(r["paid"] for r in buys))
+        s = _step(eng.ask("Minimum total across my office supplies?"))
+        assert s.value.get("values", [s.value.get("value")])[0] == pytest.approx(min(r["paid"] for r in buys))
+    finally:
+        con.close()

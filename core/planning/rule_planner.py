@@ -609,6 +609,10 @@ class RulePlanner:
             # near a soil moisture in % is the checks' RH in %, not their temperature)
             alike = like is not None and like.dimension is not None and c.dimension == like.dimension
             largest = -(medians.get(c.column) or 0.0) if total and amount else 0.0
+            if total:
+                # "my total" is the record's largest sum of money, whatever field the table is named after
+                # (an expense table named after its tax)
+                return (not amount, largest, not (implied and c.dimension == implied), not alike, not named, k)
             return (not amount, not (implied and c.dimension == implied), not alike, not named, largest, k)
         keys = [rank(kc)[:-1] for kc in enumerate(cands)]
         if len(cands) > 1 and len(set(keys)) == 1:

@@ -1016,11 +1016,12 @@ def split_field(con, field: str, sense: str, rounds: Sequence[str], evidence: Ma
     return int(n)
 
 
-def number_fields_by_round(con) -> dict[str, frozenset[str]]:
-    """round id -> the number fields its observations fill."""
+def number_fields_by_round(con, value_kind: str = "number") -> dict[str, frozenset[str]]:
+    """round id -> the number fields its observations fill (or the fields of another `value_kind`: "text")."""
     con = getattr(con, "con", con)
     out: dict[str, set[str]] = {}
-    for rid, attr in con.execute("SELECT round_id, attribute FROM observations WHERE value_kind = 'number'").fetchall():
+    for rid, attr in con.execute("SELECT round_id, attribute FROM observations WHERE value_kind = ?",
+                                 [value_kind]).fetchall():
         out.setdefault(rid, set()).add(attr)
     return {r: frozenset(v) for r, v in out.items()}
 

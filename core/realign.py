@@ -30,6 +30,7 @@ be undone label by label like any alignment (`align.undo_alias`).
 """
 from __future__ import annotations
 
+import re
 import time
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
@@ -248,6 +249,20 @@ def _numbers_beside(f: FieldStats, stats: Mapping[str, FieldStats]) -> frozenset
                      if c in stats and stats[c].kind == "number" and n >= GROUP_SHARE * f.rounds)
 
 
+def _placeholder(name: str) -> bool:
+    """The extractor's own name for an unlabelled text ("item", "item_2"): a label the history printed is
+    the better name of a field both name."""
+    return re.fullmatch(r"item(?:_\d+)?(?:~\d+)?", name) is not None
+
+
+def _same_numbers_beside(fa: FieldStats, fb: FieldStats, stats: Mapping[str, FieldStats]) -> set[str]:
+    """The number fields beside both `fa` and `fb` (names of one label's senses, "rating" and "rating~2", are
+    the same name here: one label printed beside both)."""
+    na, nb = _numbers_beside(fa, stats), _numbers_beside(fb, stats)
+    by_base = {n.split("~")[0] for n in na} & {n.split("~")[0] for n in nb}
+    return {n for n in na | nb if n.split("~")[0] in by_base}
+
+
 def plan_text_joins(stats: Mapping[str, FieldStats], keep: frozenset[str] = frozenset(),
                     moved: frozenset[str] = frozenset()) -> list[Merge]:
     """Text fields that are one field named two ways (pure): never in one round, holding the same values
@@ -265,16 +280,17 @@ def plan_text_joins(stats: Mapping[str, FieldStats], keep: frozenset[str] = froz
             common = len(fa.values & fb.values)
             if common < TEXT_COMMON or common < TEXT_SHARE * min(len(fa.values), len(fb.values)):
                 continue
-            if not _apart({a: b}, stats) or not (_numbers_beside(fa, stats) & _numbers_beside(fb, stats)):
+            if not _apart({a: b}, stats) or not _same_numbers_beside(fa, fb, stats):
                 continue
             found.append((common, a, b))
     out: list[Merge] = []
     done: set[str] = set(moved)
     for common, a, b in sorted(found, key=lambda t: (-t[0], t[1], t[2])):
-        src, dst = (a, b) if (stats[a].rounds, a) < (stats[b].rounds, b) else (b, a)
+        src, dst = (a, b) if (_placeholder(b), stats[a].rounds, a) < (_placeholder(a), stats[b].rounds, b) \
+            else (b, a)
         if src in done or dst in done:
             continue
-        beside = ", ".join(sorted(_numbers_beside(stats[a], stats) & _numbers_beside(stats[b], stats)))
+        beside = ", ".join(sorted(_same_numbers_beside(stats[a], stats[b], stats)))
         out.append(Merge(src, dst, {
             "reason": f"late re-alignment: {src} and {dst} hold the same {common} values beside {beside}, "
                       f"never in one round", "name": 0.0}))
@@ -437,6 +453,16 @@ def plan_splits(by_round: Mapping[str, frozenset[str]], keep: frozenset[str] = f
     return out
 
 
+def plan_item_splits(con, keep: frozenset[str], alike, taken: frozenset[str]) -> list[Split]:
+    """`plan_splits` for the extractor's unlabelled texts (`item`, `item_2`): their kinds of record are those of
+    the number fields beside them; other text fields are left alone (a printed label ties a text to its kind)."""
+    numbers = number_fields_by_round(con)
+    items = {r: frozenset(f for f in fs if _placeholder(f))
+             for r, fs in number_fields_by_round(con, "text").items()}
+    by_round = {r: numbers.get(r, frozenset()) | items.get(r, frozenset()) for r in numbers.keys() | items.keys()}
+    return [sp for sp in plan_splits(by_round, keep, alike, taken) if _placeholder(sp.field)]
+
+
 def round_text_likeness(con) -> Callable[[Sequence[str], Sequence[str]], float | None]:
     """Cosine of the mean text embeddings of two sets of rounds (their event nodes); None without them."""
     vecs = {r: np.asarray(e, dtype=np.float64) for r, e in con.execute(
@@ -500,10 +526,21 @@ def realign(store, config: Config, encoder: TextEncoder | None = None, llm: LLM 
         # joins first: a field two devices of one stream share ("air temp" beside "mallards, greylag" and
         # beside "Ducks, Gs.") is their anchor; then one field per kind of record that still never meets
         # (a label two kinds share from their first rounds); then the joins the split allows
+        taken = frozenset(x for row in con.execute("SELECT raw_attribute, field FROM field_aliases").fetchall()
+                          for x in row)
+        # an unlabelled text ("item": named by its place in a log line) beside the numbers of two kinds of
+        # record that never meet is two fields, before any join gives it a printed label's name (the openings'
+        # names and the games' opponents both open their log lines)
+        item_splits = plan_item_splits(con, keep, round_text_likeness(con), taken)
+        for sp in item_splits:
+            split_field(con, sp.field, sp.sense, sp.rounds, sp.evidence)
+        if item_splits:
+            recompute_field_stats(con)
+            stats = field_stats(con)
         merges = _join(con, stats, encoder, keep)
         taken = frozenset(x for row in con.execute("SELECT raw_attribute, field FROM field_aliases").fetchall()
                           for x in row)
-        splits = plan_splits(number_fields_by_round(con), keep, round_text_likeness(con), taken)
+        splits = item_splits + plan_splits(number_fields_by_round(con), keep, round_text_likeness(con), taken)
         for sp in splits:
             split_field(con, sp.field, sp.sense, sp.rounds, sp.evidence)
         if splits:

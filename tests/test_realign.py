@@ -600,3 +600,60 @@ def test_a_text_field_of_the_same_values_lets_unlike_names_pair_by_fit():
     # nor with them in rounds that read otherwise
     apart = with_texts(s, ("mix", "days_since", "mix_type"), (1.0, 0.2, 0.0), (0.1, 0.0, 0.99))
     assert plan_merges(apart, unlike_names) == []
+
+
+def test_a_placeholder_text_joins_the_printed_label_of_the_same_values():
+    # a photo prints "Result: draw" beside a rating; the log lines leave the result unlabelled (`item_2`) beside
+    # the same label's other sense: one field, named as printed, though the log lines are the more rounds
+    results = frozenset({"win", "draw", "loss"})
+    s = {
+        "rating": stats("rating", None, 1300, 1600, 4, {"result": 4}),
+        "result": replace(stats("result", None, None, None, 4, {"rating": 4}, kind="text"), values=results),
+        "rating~2": stats("rating~2", None, 1350, 1650, 18, {"item_2": 18, "length": 18}),
+        "length": stats("length", None, 20, 90, 18, {"item_2": 18, "rating~2": 18}),
+        "item_2": replace(stats("item_2", None, None, None, 18, {"rating~2": 18, "length": 18}, kind="text"),
+                          values=results),
+    }
+    (m,) = plan_text_joins(s)
+    assert (m.source, m.target) == ("item_2", "result")
+    # beside numbers of unrelated names there is no evidence
+    other = {**s, "rating": replace(s["rating"], name="elo"), "result": replace(
+        s["result"], companions={"elo": 4})}
+    other["elo"] = other.pop("rating")
+    assert plan_text_joins(other) == []
+
+
+def test_an_unlabelled_text_two_kinds_of_record_open_their_lines_with_is_two_fields(tmp_path):
+    # openings studied ("Caro-Kann, 12 lines, 30 min") and games played ("Aurelie, draw, 41 length, 1490 my
+    # rating") both open a log line with an unlabelled name: the games' names are opponents, not openings
+    t0 = datetime(2025, 3, 1, 10)
+    openings = ["Caro-Kann", "Sicilian", "London", "French"]
+    people = ["Aurelie", "Keiko", "Dev", "Ilya"]
+    sessions = []
+    for s in range(1, 13):
+        t = t0 + timedelta(days=s)
+        rounds = [f"Day {s} — {openings[s % 4]}, {10 + s} lines, {20 + s} min",
+                  f"Day {s} — {people[s % 4]}, {('win', 'draw', 'loss')[s % 3]}, {30 + 3 * s} length, "
+                  f"{1400 + 7 * s} my rating"]
+        sessions.append({"session_id": f"S{s}", "date": t.date().isoformat(), "dialogues": [
+            {"round": f"S{s}:R{k + 1}", "time": (t + timedelta(hours=k)).isoformat(), "user": u, "assistant": "Logged."}
+            for k, u in enumerate(rounds)]})
+    path = tmp_path / "chess.json"
+    path.write_text(json.dumps({"character_profile": {}, "multi_session_dialogues": sessions,
+                                "human-annotated QAs": []}))
+    deps = BuildDeps(HashEmbedder(), FakeImageEncoder(), FakeOCR(), RuleExtractor(DEFAULT))
+    with Store(tmp_path / "m.duckdb") as st:
+        build(st, read_file(path), deps, DEFAULT)
+        con = st.con
+        split = con.execute("SELECT raw_attribute, field, evidence FROM field_events WHERE kind = 'realign-split'").fetchall()
+        assert split and "item" in json.loads(split[0][2])["reason"]
+        tables = {t: [c for (c,) in con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [t]).fetchall()]
+            for (t,) in con.execute("SELECT table_name FROM memory_tables").fetchall()}
+        assert len(tables) == 2, tables
+        # each table holds the names of its own kind of record only
+        for t, cols in tables.items():
+            texts = [c for c in cols if c.startswith("item")]
+            assert len(texts) >= 1, cols
+            names = {v for c in texts for (v,) in con.execute(f'SELECT DISTINCT "{c}" FROM "{t}"').fetchall() if v}
+            assert names <= set(openings) or names <= set(people) | {"win", "draw", "loss"}, (t, names)

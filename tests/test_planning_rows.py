@@ -524,3 +524,43 @@ def test_a_total_is_the_largest_sum_of_money_whatever_the_table_is_named_after(t
         assert s.value.get("values", [s.value.get("value")])[0] == pytest.approx(min(r["paid"] for r in buys))
     finally:
         con.close()
+
+
+def _chess_memory(tmp_path, monkeypatch):
+    from conftest import HashEmbedder
+    import test_planning_rows as mod
+
+    blitz = [dict(gp=6.0 + i % 5, won=float(i % 4), rating=1400.0 + 9 * i, time=T0 + timedelta(days=2 * i, hours=1))
+             for i in range(8)]
+    games = [dict(length=30.0 + 5 * i, result=("win", "loss", "draw")[i % 3], time=T0 + timedelta(days=2 * i + 1, hours=4))
+             for i in range(9)]
+    monkeypatch.setattr(mod, "TABLES", {
+        "gp_log": ("One row per gp record: gp, won, rating.",
+                   [("gp", "DOUBLE", None, ("GP",)), ("won", "DOUBLE", None, ("Won",)), ("rating", "DOUBLE", None, ("Rating",))],
+                   blitz, lambda r: f"Blitz session tonight. GP: {r['gp']:g}, Won: {r['won']:g}, rating {r['rating']:g}."),
+        "length_log": ("One row per length record: length, result.",
+                       [("length", "DOUBLE", None, ("Length",)), ("result", "VARCHAR", None, ("Result",))],
+                       games, lambda r: f"Club game: {r['result']}, {r['length']:g} length."),
+    })
+    emb = HashEmbedder()
+    con = duckdb.connect(str(build_memory(tmp_path / "memory.duckdb", emb)))
+    return con, QueryEngine(con, emb, DEFAULT), blitz, games
+
+
+def test_a_word_naming_a_count_column_and_a_category_value_is_read_by_the_records_named(tmp_path, monkeypatch):
+    con, eng, blitz, games = _chess_memory(tmp_path, monkeypatch)
+    try:
+        # "wins" of the blitz sessions: their count printed "Won" (a verb form's lemma names it), not the games
+        # whose result is "win"
+        s = _step(eng.ask("Maximum wins over all my blitz sessions?"))
+        assert (s.args["table"], s.args["target_column_expression"]) == ("gp_log", "won")
+        assert s.value["values"][0] == max(r["won"] for r in blitz)
+        # the word is all the question asks about, and a number column is named by it: that column
+        s = _step(eng.ask("What's the smallest wins I logged?"))
+        assert (s.args["table"], s.args["target_column_expression"]) == ("gp_log", "won")
+        # a value that filters rows still does when something else is asked of them
+        s = _step(eng.ask("What was my average length for win?"))
+        assert (s.args["table"], s.args["target_column_expression"]) == ("length_log", "length")
+        assert s.value["value"] == pytest.approx(statistics.mean(r["length"] for r in games if r["result"] == "win"))
+    finally:
+        con.close()

@@ -228,10 +228,17 @@ def record_noun(table_name: str) -> str:
 
 
 def name_tokens(col: ColumnMeta) -> set[str]:
-    """Tokens of the column's own names: its name and aliases."""
+    """Tokens of the column's own names: its name and aliases, and the lemma of a verb form among them (a
+    count printed "Won: 7" is what "wins" asks for)."""
+    from ..lexicon import lemma
+
     out = set(tokens(col.name))
     for a in col.aliases:
         out |= set(tokens(a))
+    for w in re.findall(r"[a-z]+", " ".join((col.name, *col.aliases)).lower().replace("_", " ")):
+        lw = lemma(w)
+        if lw != w:
+            out.add(stem(lw))
     return out
 
 

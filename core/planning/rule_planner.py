@@ -719,6 +719,8 @@ class RulePlanner:
             notes.append("a numeric condition matched no column")
         cats = match_categories(" ".join(filter(None, [a.target_text, a.records])) if a.kind != "compare"
                                 else a.question, tables)
+        cats, dropped = self._categories_meant(a, cats, tables)
+        notes += dropped
         cat_filters = [(m.table, m.filter()) for m in cats]
         kind = a.kind
         numeric: list[ColumnChoice] = []
@@ -945,6 +947,34 @@ class RulePlanner:
 
             return replace(inst, notes=tuple(inst.notes) + (PEOPLE_NOTE + ", ".join(people),))
         return inst
+
+    def _categories_meant(self, a: Analysis, cats: list, tables: list[TableMeta]) -> tuple[list, list[str]]:
+        """The category values that filter the rows, of those a question's words match: not one in another
+        table than the records the question names ("wins over all my blitz sessions": the sessions' wins,
+        not the games whose result is "win"), nor one whose word is the only thing the question asks about
+        while a number column is named by it ("the smallest wins I logged": the column "Won", not rows
+        whose result is "win")."""
+        if not cats or a.kind in ("compare", "versus", "count", "list", "yesno"):
+            return cats, []
+        notes = []
+        rec = self._tables_of_records(a.records, tables) if a.records else set()
+        if rec:
+            kept = [m for m in cats if m.table in rec]
+            if len(kept) < len(cats):
+                notes.append(f"{', '.join(sorted({m.value for m in cats if m.table not in rec}))}: a value of "
+                             f"another table than the {a.records}; no filter")
+            cats = kept
+        numbers = {w for t in tables for c in t.attribute_columns() if c.dtype == "DOUBLE" for w in name_tokens(c)}
+        out = []
+        for m in cats:
+            said = {stem(w) for v in (m.variants or (m.value,)) for w in re.findall(r"[a-z]+", str(v).lower())}
+            rest = re.sub(r"\b(?:" + "|".join(re.escape(str(v).lower()) for v in (m.variants or (m.value,)))
+                          + r")\w*", " ", a.target_text or "")
+            if said & numbers and not [w for w in tokens(rest) if w not in SCAFFOLD and w not in MEASURE_ADJECTIVES]:
+                notes.append(f"{m.value!r} names a number column, not rows whose {m.column} is {m.value!r}")
+                continue
+            out.append(m)
+        return out, notes
 
     def _column_on_the_day(self, d: Decision, filters: list[dict]) -> tuple[Decision, str | None]:
         """A value read on one day ("my X on May 5", "on the day I ...") from a column with no record that day,

@@ -479,11 +479,17 @@ class RulePlanner:
         if found or not records or len(tables) < 2 or self.builder is None \
                 or not hasattr(self.builder, "row_vectors"):
             return found
-        words = " ".join(w for w in re.findall(r"[a-z]+", records.lower())
-                         if w not in STOP_RECORDS and w not in STOPWORDS and stem(w) not in SCAFFOLD)
-        if not words:
+        kept = [w for w in re.findall(r"[a-z]+", records.lower())
+                if w not in STOP_RECORDS and w not in STOPWORDS and stem(w) not in SCAFFOLD]
+        if not kept:
             return found
-        best = like_table(rows_like(self.encode_query(words), tables, self.builder.row_vectors))
+        if hasattr(self.builder, "mentions"):
+            said = [any(self.builder.mentions(x) for x in phrase_words(w)) for w in kept]
+            if any(not a and b for a, b in zip(said, said[1:])):
+                # a word the memory never mentions narrows one it does ("sign language course" beside language
+                # lessons): other records than the rounds hold, whatever they read like
+                return found
+        best = like_table(rows_like(self.encode_query(" ".join(kept)), tables, self.builder.row_vectors))
         return {best} if best else found
 
     def _unknown_modifier(self, text: str | None, tables: list[TableMeta], d: Decision) -> str | None:

@@ -483,7 +483,9 @@ class RulePlanner:
                 if w not in STOP_RECORDS and w not in STOPWORDS and stem(w) not in SCAFFOLD]
         if not kept:
             return found
-        if hasattr(self.builder, "mentions"):
+        # (in a clause, "did I borrow books", a verb comes before its object: only a noun phrase's words narrow)
+        clause = re.match(r"\s*(?:did|do|does|have|has|had)\b", records.lower()) is not None
+        if hasattr(self.builder, "mentions") and not clause:
             said = [any(self.builder.mentions(x) for x in phrase_words(w)) for w in kept]
             if any(not a and b for a, b in zip(said, said[1:])):
                 # a word the memory never mentions narrows one it does ("sign language course" beside language

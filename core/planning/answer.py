@@ -32,6 +32,7 @@ from .intent import analyze
 from .shape import AUXILIARIES, Shape, about_a_claim, format_date, shape
 from .metadata import words
 from .scoring import tokens
+from .counted import count_pictures, counted_phrase
 from .pictured import about_the_picture, pictured_answer
 from .depicted import asks_description, describe
 from .span import (Extraction, Sentence, entity_support, extract, frame, is_person, split_unit, strip_vocatives,
@@ -593,8 +594,23 @@ class RuleAnswerer(_Shaper):
         if skipped and not any(s.tool == "SemanticMatch" for s in ok):
             return Answer(f"{REFUSAL}: {skipped[0].summary or 'the event was not found'}.", "refusal", refused=True)
         if units:
-            return self._extractive(question, units, now, people)
+            return self._picture_count(question, units, people) or self._extractive(question, units, now, people)
         return Answer(REFUSAL, "refusal", refused=True)
+
+    def _picture_count(self, question: str, units, people: tuple[str, ...] = ()) -> Answer | None:
+        """"How many <pictures of X>": the number of evidence rounds whose pictures show X (core.planning.counted),
+        with those rounds as the evidence; None when the question counts no pictures, the memory has no
+        pictures to read, or no evidence picture shows X."""
+        words = counted_phrase(question, people)
+        if not words or self.round_images is None:
+            return None
+        rounds = list(dict.fromkeys(r for _, u in units for r in u.rounds))
+        pc = count_pictures(words, self.round_images(rounds))
+        if pc is None or pc.n == 0:
+            return None
+        ids = tuple(u.unit_id for _, u in units if set(u.rounds) & set(pc.rounds))
+        return Answer(str(pc.n), "computed", 1.0, ids, pc.rounds,
+                      notes=(f"counted the pictures that show {' '.join(pc.words)}: {', '.join(pc.images)}",))
 
     # ------------------------------------------------------------------ analytic
     def _analytic(self, question: str, s: StepRecord, now) -> Answer:

@@ -26,6 +26,7 @@ from .columns import (
     phrase_words, question_words, record_noun, table_words, unit_dimension, unit_info, unit_tokens, rows_like, like_table,
 )
 from .context import PlanningContext
+from .counted import counted_phrase
 from .intent import _FIRST, _LATEST, Analysis, Condition, analyze
 from .metadata import ColumnMeta, TableMeta
 from .scoring import STOPWORDS, stem, tokens
@@ -1102,7 +1103,8 @@ def compose_answer(plan: Plan, records: Sequence) -> "Answer | None":
     if d.rare:
         return _rare_answer(d, records) or _no_number(d)
     if d.retrieval == "semantic" and a.kind in COMPUTED_KINDS and not (a.asks_date and a.kind in ("latest", "first")) \
-            and not _asks_words(a):
+            and not _asks_words(a) and counted_phrase(a.question) is None:
+        # (pictures are counted from the retrieved rounds by the answerer: "how many photos of X did I share")
         # ("when did I last go bouldering": the date of an event, which the retrieved rounds can give)
         return _no_number(d)
     if d.retrieval == "semantic" and a.kind == "value" and _LOGGED_VALUE.search(a.question):

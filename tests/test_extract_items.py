@@ -172,3 +172,10 @@ def test_further_unlabelled_texts_of_a_log_line_are_further_fields():
     # one text among values stays the one item
     d = _ex("Day 4 — 8 clutch, 0 young, oak box")
     assert d["item"].raw_value == "oak box" and "item_2" not in d
+
+
+def test_a_log_line_with_one_labelled_value_keeps_its_texts():
+    d = _ex("Day 7 — Keiko, draw, 47 length")
+    assert d["item"].raw_value == "Keiko" and d["item_2"].raw_value == "draw" and d["length"].number == 47
+    # a sentence with one value is still no list of items
+    assert set(_ex("Went to the park, had fun, saw 3 ducks")) <= {"ducks"}

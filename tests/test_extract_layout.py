@@ -235,3 +235,17 @@ def test_a_count_of_days_ocr_merged_with_the_next_value_is_split_under_its_capti
     d = _ocr("VarroaCheck\nmite count. | period. | daily drop.\n1 | 6 days 5.6\nSummary")
     assert d["mite_count"].number == 1 and d["period"].number == 6 and d["daily_drop"].number == 5.6
     assert "days" not in d
+
+
+def test_names_over_captions_in_an_image_of_values_over_captions():
+    # a score sheet prints its names, then their captions, then numbers over theirs: one reading, values over captions
+    d = _ocr("Club scoresheet\nDev | draw\nOpp. | Res.\n57 | 1431\nMoves | Rtg")
+    assert d["opp"].raw_value == "Dev" and d["res"].raw_value == "draw"
+    assert d["moves"].number == 57 and d["rtg"].number == 1431
+    # without numbers read the same way, a row of names over captions is no pair
+    assert "temp" not in _ocr("Garden Log\nNorth | South\nTemp. | Zone.")
+
+
+def test_a_capital_letter_alone_on_its_line_captions_the_value_under_it():
+    d = _ocr("LiChessly\ngames.\n15\nW.\n2\nblitz rating.\n1419")
+    assert d["w"].number == 2 and d["games"].number == 15 and d["blitz_rating"].number == 1419

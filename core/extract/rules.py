@@ -1337,8 +1337,11 @@ def _list_texts(text: str, found: list[Found]) -> list[Found]:
         inside = [f.start for f in numeric if ss <= f.start < se]
         # one value is enough where items are set apart by " / " or ";" or it has a label and a colon
         # ("Irrigation: 735 ml / pot Monstera", "Irrigation: 242 ml, pot Calathea")
+        # ... or it is a log line: a heading before a dash and three or more items set apart by commas ("Day 7 —
+        # Keiko, draw, 47 length": the entry's texts beside its one labelled value)
         listed = bool(inside) and (re.search(r"\s/\s|;\s", text[ss:se]) is not None
-                                   or any(re.search(r"[A-Za-z]:\s*$", text[ss:p]) for p in inside))
+                                   or any(re.search(r"[A-Za-z]:\s*$", text[ss:p]) for p in inside)
+                                   or re.match(r"\s*[^,—–]{1,30}\s[—–]\s[^,]+(?:,[^,]+){2,}", text[ss:se]) is not None)
         if (len(inside) < 2 and not listed) or _in_question(text, ss) or _irrealis(text, ss):
             continue
         body_start = ss
@@ -1619,7 +1622,11 @@ def _cells(text: str, values: list[Value]) -> list[list[_Cell]]:
                 and re.match(r"\s+[A-Za-z]", line[v.end - offset:])) for v in vs)
             # a word of two letters or more, digits inside allowed ("h2o %", "CO2", "PM2.5")
             # (or letters with periods: "O.G.", "A.B.V.")
-            is_label = (not vs or inner) and bool(re.search(r"[A-Za-z]{2,}|[A-Za-z]\d+[A-Za-z]|(?:[A-Za-z]\.){2,}", seg)) \
+            # (or a capital letter with a period or colon alone on its line, as a screen prints a short caption
+            # over its value: "W.\n2")
+            is_label = (not vs or inner) and bool(re.search(r"[A-Za-z]{2,}|[A-Za-z]\d+[A-Za-z]|(?:[A-Za-z]\.){2,}", seg)
+                                                  or (re.fullmatch(r"[A-Z][.:]", seg.strip()) is not None
+                                                      and seg.strip() == line.strip())) \
                 and len(re.sub(r"\([^()]*\)", " ", seg).split()) <= 6 \
                 and not re.search(r"\w[:=]\s*\S", seg)
             row.append(_Cell(seg, s, vs, is_label, is_value))
@@ -1865,6 +1872,7 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
     def vertical(label_first: bool) -> list[tuple[_Cell, _Cell]]:
         pairs: list[tuple[_Cell, _Cell]] = []
         taken: set[int] = set()
+        text_rows: list[list[tuple[_Cell, _Cell]]] = []
         for r1, r2 in zip(rows, rows[1:]):
             top, bottom = (r1, r2)
             lrow, vrow = (top, bottom) if label_first else (bottom, top)
@@ -1897,6 +1905,16 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
                 for lc, vc in zip(labels, vrow):
                     pairs.append((lc, vc))
                     taken.update((lc.start, vc.start))
+            elif not label_first and len(vrow) == len(labels) == len(lrow) >= 2 and all(labelish(c) for c in labels) \
+                    and all(text_cell(c) and not labelish(c) for c in vrow):
+                # a row of names over a row of captions ("Dev | draw" over "Opp. | Res."), in an image read as
+                # values over their captions: kept only when this reading pairs numbers too (below)
+                text_rows.append([(lc, vc) for lc, vc in zip(labels, vrow)])
+        if pairs and text_rows:
+            for row_pairs in text_rows:
+                if not any(lc.start in taken or vc.start in taken for lc, vc in row_pairs):
+                    pairs.extend(row_pairs)
+                    taken.update(x.start for p in row_pairs for x in p)
         return pairs
 
     def dangling(pairs: list[tuple[_Cell, _Cell]]) -> int:

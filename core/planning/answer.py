@@ -624,10 +624,12 @@ class RuleAnswerer(_Shaper):
             op, n, val, unit = v.get("operator"), v.get("n_rows", 0), v.get("value"), v.get("unit")
             col = words(str(v.get("column", "")))
             asked = (a.how_many_noun or "").lower()
-            if asked and (asked in ("times", "time") or _unitish(asked)):
+            times = asked in ("times", "time")
+            if asked and (times or _unitish(asked)):
                 asked = ""
             if op == "count":
-                noun = rows_noun(s.table, n, asked)
+                # "how many times did I ...": so many times, not so many rows of a table named after a field
+                noun = f"{n} time{'s' if n != 1 else ''}" if times else rows_noun(s.table, n, asked)
                 return Answer(f"{noun}{scope_sfx}", "computed", 1.0, ids, rounds)
             if not n or val is None:
                 return Answer(f"{REFUSAL}: no {col} records{scope_sfx}.", "refusal", 0.0, ids, rounds, refused=True)

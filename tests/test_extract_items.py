@@ -179,3 +179,16 @@ def test_a_log_line_with_one_labelled_value_keeps_its_texts():
     assert d["item"].raw_value == "Keiko" and d["item_2"].raw_value == "draw" and d["length"].number == 47
     # a sentence with one value is still no list of items
     assert set(_ex("Went to the park, had fun, saw 3 ducks")) <= {"ducks"}
+
+
+def test_no_with_its_period_abbreviates_number_in_a_label():
+    d = _ex("Bought supplies. My amount paid was $235.24, VAT came in at 11.60 USD and no. of items at 6.")
+    assert d["no_items"].number == 6 and d["vat"].number == 11.60
+    assert _ex("Logged $326.19 of amount paid and measured the no. of items at 5.")["no_items"].number == 5
+    # "no" without its period stays a word of grammar; a verb before "to" is no label
+    assert "went_bed_time" not in _ex("I woke up at 6:45 am and went to bed at 11pm.")
+
+
+def test_an_acronym_after_a_name_is_part_of_the_name():
+    d = _ex("Day 5 — 3091.51 dollars amt, Nordlys AS, 12 hours")
+    assert d["item"].raw_value == "Nordlys AS"

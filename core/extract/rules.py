@@ -503,7 +503,10 @@ def _extend_label(tokens: list[tuple[str, int]], i: int, structured: bool):
     while j >= 0 and len(ext) < 3:
         w = tokens[j][0]
         lw = _low(w)
-        if not re.match(r"[A-Za-z]", w) or lw in lex.pronouns or lw in lex.boundary_words or _is_verb(lw, lex):
+        # ("no." with its period is the abbreviation of "number": "no. of items at 6")
+        abbreviated_number = lw == "no" and w.endswith((".", "\u2024"))
+        if not abbreviated_number and (not re.match(r"[A-Za-z]", w) or lw in lex.pronouns
+                                       or lw in lex.boundary_words or _is_verb(lw, lex)):
             break
         if w[0].isupper() and w[1:].islower() and j > 0 and not structured:
             return None  # "The book Steps to Freedom": a title
@@ -511,8 +514,9 @@ def _extend_label(tokens: list[tuple[str, int]], i: int, structured: bool):
         j -= 1
     if not ext:
         return None
-    if j < 0 or tokens[j][0] in (":", "="):
-        return ext, j, True  # the label starts the clause/line or follows a colon
+    if j < 0 or tokens[j][0] in (":", "=") or (j == 0 and _low(tokens[j][0]) == "and" and not any(
+            _low(x[0]) in lex.connectives for x in ext)):
+        return ext, j, True  # the label starts the clause/line (or the list item after "and") or follows a colon
     if j >= 0 and _low(tokens[j][0]) in lex.determiners:
         return ext, j, True
     return None
@@ -1373,7 +1377,9 @@ def _list_texts(text: str, found: list[Found]) -> list[Found]:
             words = item.split()
             if not 1 <= len(words) <= 4 or not re.fullmatch(r"[A-Za-z][A-Za-z' -]*(?:\s&\s[A-Za-z][A-Za-z' -]*)?", item):
                 continue
-            lw = [_low(w) for k, w in enumerate(words) if not (k and re.fullmatch(r"[A-Z]", w))]  # "Mast A"
+            # ("Mast A", "Nordlys AS": a capital letter or an acronym after a name is part of it, no grammar word)
+            lw = [_low(w) for k, w in enumerate(words) if not (k and (re.fullmatch(r"[A-Z]", w) or (
+                len(w) >= 2 and w.isupper())))]
             if any(w in lex.pronouns or w in lex.auxiliaries or w in lex.determiners or w in lex.time_words
                    or w in lex.boundary_words or w in lex.number_words or w in lex.record_words
                    or _is_verb(w, lex) for w in lw) or (len(lw) == 1 and parse_unit(lw[0]) is not None):

@@ -192,3 +192,6 @@ def test_no_with_its_period_abbreviates_number_in_a_label():
 def test_an_acronym_after_a_name_is_part_of_the_name():
     d = _ex("Day 5 — 3091.51 dollars amt, Nordlys AS, 12 hours")
     assert d["item"].raw_value == "Nordlys AS"
+    # a name joined by "&" is one name, no label and its value
+    d = _ex("Day 5 — 3061.59 dollars amt, Pine & Co, 22.2 hrs")
+    assert d["item"].raw_value == "Pine & Co" and "pine" not in d

@@ -1308,8 +1308,8 @@ def _split_item(words: list[str]) -> int:
     words before a name, "Court Seven B" -> 1 (a capitalised word before a name of several words)."""
     def upper_initial(w: str) -> bool:
         return w[:1].isupper() or w[:1].isdigit() or w == "&"
-    if len(words) < 2:
-        return 0
+    if len(words) < 2 or "&" in words[1:2]:
+        return 0  # (a name joined by "&" is one name: "Pine & Co")
     if len(words[0]) > 1 and words[0].isalpha() and words[0].isupper() and not all(w.isupper() for w in words[1:]):
         return 1
     k = 0

@@ -493,6 +493,14 @@ class RulePlanner:
                 # lessons): other records than the rounds hold, whatever they read like
                 return found
         best = like_table(rows_like(self.encode_query(" ".join(kept)), tables, self.builder.row_vectors))
+        if best and hasattr(self.builder, "row_words"):
+            # the rows must say some word of the phrase themselves ("Business expense" in one of the expenses):
+            # a thing of the same kind the history never logged reads alike too ("my gluten-free croissant"
+            # beside bakes of bread), and a refusal is the right answer there
+            rows = self.builder.row_words(best)
+            words = {x for w in kept for x in phrase_words(w)}
+            if not any(words & r for r in rows):
+                return found
         return {best} if best else found
 
     def _unknown_modifier(self, text: str | None, tables: list[TableMeta], d: Decision) -> str | None:

@@ -1976,7 +1976,7 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
     # label above value, or value above label ("7h 12m" over "Study"): the reading that pairs more cells
     above, below = vertical(True), vertical(False)
     # a tie: the reading that leaves no label between the title and the first pair; then a title row over
-    # "value above label" cards, where the last row is a label that only the value-above reading consumes
+    # "value above label" boxes, where the last row is a label that only the value-above reading consumes
     last = rows[-1][-1].start if rows else -1
     da, db = dangling(above), dangling(below)
     # (of two readings pairing as many cells, the one that needs no text split off a value)
@@ -1987,7 +1987,7 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
     for lc, vc in (below if prefer_below else above):
         pair(lc, vc)
     if prefer_below and below:
-        # a card whose value is a name, read like the image's other cards (value over its caption), before
+        # a box whose value is a name, read like the image's other boxes (value over its caption), before
         # a caption is read as the label of the line under it: "Haruka" over "teacher", "Joao" over
         # "Teacher.", "oak box" over "Nest box", below "32 mins | $ 37.20" over "duration | paid"
         last_pair = max(lc.start for lc, _ in below)

@@ -217,8 +217,15 @@ _COMPARE_WORDS = (r"\b(?:higher or lower|lower or higher|more or less|less or mo
                   r"between|in|during)\b")
 
 
-_VERBISH = frozenset("went goes got came ran rode took made spent slept won lost beat played beyond above below over "
-                     "under more less than".split())
+# words that end a record noun: prepositions and comparatives here, and any past-tense verb form (the
+# lexicon's irregular verbs and regular "-ed" forms: "how many games I won", "my rounds played")
+_NOUN_ENDERS = frozenset("goes beyond above below over under more less than".split())
+
+
+def _verbish(w: str) -> bool:
+    from ..lexicon import BUILTIN
+
+    return w in _NOUN_ENDERS or BUILTIN.is_past(w)
 
 
 # "did I <verb> more <quantity> than <other party>": the user's total against another party's (the
@@ -237,7 +244,7 @@ def _how_many_noun(low: str) -> str | None:
         return None
     words = []
     for w in re.findall(r"[a-z%]+(?:-[a-z]+)?", m[1]):  # "tune-ups", "fill-ups": one word
-        if w in _HOW_STOP or w in _VERBISH or (words and w.endswith("ed")):
+        if w in _HOW_STOP or _verbish(w) or (words and w.endswith("ed")):
             break
         words.append(w)
         if len(words) == 3:
@@ -286,7 +293,7 @@ def _comparison(q: str, now, first) -> tuple[TimeRange, TimeRange, tuple[str, ..
     return base, tgt, (first_r.phrase, second_r.phrase)
 
 
-# (a record noun is one to three words, never a pronoun: "all the card rounds I won" is "card rounds")
+# (a record noun is one to three words, never a pronoun: "all the chess games I won" is "chess games")
 _RECORDS = [
     # "over all my harvests", "across every invoice", "among all of the games"
     r"\b(?:over|across|among|in|for|from|of|on)\s+(?:all\s+(?:of\s+)?|every\s+|each\s+)(?:my\s+|our\s+|the\s+)?"
@@ -322,7 +329,7 @@ def _records_phrase(low: str) -> tuple[str, str, str | None] | None:
             continue
         r = m["r"].strip()
         quals = [w for w in r.split() if w in _QUALIFIERS]
-        ws = [w for w in r.split() if w not in _HOW_STOP and w not in _VERBISH and w not in _QUALIFIERS]
+        ws = [w for w in r.split() if w not in _HOW_STOP and not _verbish(w) and w not in _QUALIFIERS]
         # a record noun is a plural or a noun phrase ending in one ("water changes"), or after did/do
         if not ws or (len(ws) == 1 and ws[0] in _NOT_RECORDS) or ws[-1] in ("history", "memory"):
             continue

@@ -1,6 +1,6 @@
 """Debugging a query plan: edit its steps, re-run it from a step, and compare the two runs.
 
-    plan = EditedPlan.from_trace(trace)                       # every step pinned to what it ran with
+    plan = EditedPlan.from_trace(trace)                       # every step pinned to what it was run with
     plan = plan.edit(1, StepEdit("Compute", args={...}))      # step 2 changed (and pinned)
     plan = plan.rerun_from(1)                                 # steps after 2 re-instantiated as they run
     faults = check_plan(engine, plan)                         # every fault, each naming its step
@@ -63,12 +63,12 @@ class EditedPlan:
     # ---------------------------------------------------------------- making one
     @staticmethod
     def from_trace(trace: Trace | Mapping) -> "EditedPlan":
-        """The plan a trace ran, every step pinned to the arguments it ran with (a step that was skipped
+        """The plan a trace executed, every step pinned to the arguments it was run with (a step that was skipped
         or failed before it had arguments is left to be instantiated)."""
         tr = trace if isinstance(trace, Trace) else Trace.from_dict(dict(trace))
         steps = tuple(StepEdit(r.tool, r.goal, dict(r.args) if r.args and r.status in ("ok", "error", "refused")
                                else None) for r in tr.steps)
-        if not steps:  # a plan that never ran a step: its outline, unpinned
+        if not steps:  # a plan that never executed a step: its outline, unpinned
             steps = tuple(StepEdit(s.tool, s.goal) for s in tr.plan.steps)
         return EditedPlan(tr.question, steps, tr.ablation, tr.image_caption)
 

@@ -1016,8 +1016,8 @@ def split_field(con, field: str, sense: str, rounds: Sequence[str], evidence: Ma
     return int(n)
 
 
-def number_fields_by_round(con, value_kind: str = "number") -> dict[str, frozenset[str]]:
-    """round id -> the number fields its observations fill (or the fields of another `value_kind`: "text")."""
+def fields_by_round(con, value_kind: str = "number") -> dict[str, frozenset[str]]:
+    """round id -> the fields of `value_kind` ("number", "text") its observations fill."""
     con = getattr(con, "con", con)
     out: dict[str, set[str]] = {}
     for rid, attr in con.execute("SELECT round_id, attribute FROM observations WHERE value_kind = ?",

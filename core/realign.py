@@ -38,7 +38,7 @@ from typing import Callable, Mapping, Sequence
 import numpy as np
 
 from .align import (MAX_SENSES, MIN_NAME, SLOT_COSINE, WORD_MORE_OR_LESS, FieldStats, contrasting, field_stats,
-                    join_field, name_evidence, number_fields_by_round, recompute_field_stats, split_field, words_of)
+                    join_field, name_evidence, fields_by_round, recompute_field_stats, split_field, words_of)
 from .config import Config
 from .protocols import LLM, TextEncoder
 from .units import convert
@@ -456,11 +456,15 @@ def plan_splits(by_round: Mapping[str, frozenset[str]], keep: frozenset[str] = f
 def plan_item_splits(con, keep: frozenset[str], alike, taken: frozenset[str]) -> list[Split]:
     """`plan_splits` for the extractor's unlabelled texts (`item`, `item_2`): their kinds of record are those of
     the number fields beside them; other text fields are left alone (a printed label ties a text to its kind)."""
-    numbers = number_fields_by_round(con)
-    items = {r: frozenset(f for f in fs if _placeholder(f))
-             for r, fs in number_fields_by_round(con, "text").items()}
+    numbers = fields_by_round(con)
+    items = {r: frozenset(f for f in fs if _placeholder(f)) for r, fs in fields_by_round(con, "text").items()}
     by_round = {r: numbers.get(r, frozenset()) | items.get(r, frozenset()) for r in numbers.keys() | items.keys()}
     return [sp for sp in plan_splits(by_round, keep, alike, taken) if _placeholder(sp.field)]
+
+
+def _names_taken(con) -> frozenset[str]:
+    """Every raw label and field name the memory uses (a new sense never takes one)."""
+    return frozenset(x for row in con.execute("SELECT raw_attribute, field FROM field_aliases").fetchall() for x in row)
 
 
 def round_text_likeness(con) -> Callable[[Sequence[str], Sequence[str]], float | None]:
@@ -526,23 +530,21 @@ def realign(store, config: Config, encoder: TextEncoder | None = None, llm: LLM 
         # joins first: a field two devices of one stream share ("air temp" beside "mallards, greylag" and
         # beside "Ducks, Gs.") is their anchor; then one field per kind of record that still never meets
         # (a label two kinds share from their first rounds); then the joins the split allows
-        taken = frozenset(x for row in con.execute("SELECT raw_attribute, field FROM field_aliases").fetchall()
-                          for x in row)
+        alike = round_text_likeness(con)
         # an unlabelled text ("item": named by its place in a log line) beside the numbers of two kinds of
         # record that never meet is two fields, before any join gives it a printed label's name (the openings'
         # names and the games' opponents both open their log lines)
-        item_splits = plan_item_splits(con, keep, round_text_likeness(con), taken)
+        item_splits = plan_item_splits(con, keep, alike, _names_taken(con))
         for sp in item_splits:
             split_field(con, sp.field, sp.sense, sp.rounds, sp.evidence)
         if item_splits:
             recompute_field_stats(con)
             stats = field_stats(con)
         merges = _join(con, stats, encoder, keep)
-        taken = frozenset(x for row in con.execute("SELECT raw_attribute, field FROM field_aliases").fetchall()
-                          for x in row)
-        splits = item_splits + plan_splits(number_fields_by_round(con), keep, round_text_likeness(con), taken)
+        splits = plan_splits(fields_by_round(con), keep, alike, _names_taken(con))
         for sp in splits:
             split_field(con, sp.field, sp.sense, sp.rounds, sp.evidence)
+        splits = item_splits + splits
         if splits:
             recompute_field_stats(con)
             merges += _join(con, field_stats(con), encoder, keep)

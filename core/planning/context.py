@@ -121,6 +121,8 @@ class ContextBuilder:
         # re-indexing ~9k episode descriptions per question cost ~1 s)
         self._corpus_key: tuple | None = None
         self._corpus: tuple | None = None
+        # per kind ("words", "vectors"): (catalog signature, table -> what its rows' rounds hold)
+        self._per_table_caches: dict[str, tuple] = {}
 
     def catalog(self) -> dict[str, TableMeta]:
         """Current analytic-table metadata (reloaded only when a table changed)."""
@@ -159,10 +161,9 @@ class ContextBuilder:
         """`make(rows)` of what `sql` (its {ident}: the quoted table) returns for `table`, cached per `kind` and
         table until the tables change; `make([])` when the query fails (a table without its rounds)."""
         self.catalog()  # refreshes the signature
-        caches = self.__dict__.setdefault("_per_table_caches", {})
-        cache = caches.get(kind)
+        cache = self._per_table_caches.get(kind)
         if cache is None or cache[0] != self._sig:
-            cache = caches[kind] = (self._sig, {})
+            cache = self._per_table_caches[kind] = (self._sig, {})
         if table in cache[1]:
             return cache[1][table]
         ident = '"' + table.replace('"', '""') + '"'

@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime
 
+from ..lexicon import BUILTIN
 from .dates import NUMBER_WORDS, TimeRange, find_time_range
 
 _SUPER_DESC = ("most", "highest", "longest", "maximum", "biggest", "largest", "furthest", "farthest",
@@ -223,8 +224,6 @@ _NOUN_ENDERS = frozenset("goes beyond above below over under more less than".spl
 
 
 def _verbish(w: str) -> bool:
-    from ..lexicon import BUILTIN
-
     return w in _NOUN_ENDERS or BUILTIN.is_past(w)
 
 

@@ -142,7 +142,9 @@ def score_tables(tables: list[dict], truth: dict) -> dict:
             for tname in {t for t, _ in by_source.get(r, ())}:
                 per[tname] += 1
         best = max(per.items(), key=lambda kv: kv[1]) if per else (None, 0)
-        stream_table[s] = {"table": best[0], "share": best[1] / len(rounds), "records": len(rounds)}
+        noun = truth.get("plans", {}).get(s, {}).get("noun", "")
+        stream_table[s] = {"table": best[0], "share": best[1] / len(rounds), "records": len(rounds),
+                           "named": names_record(best[0], noun) if noun else None}
         stream_best += best[1]
         stream_n += len(rounds)
     field_best, field_total, field_col = 0, 0, {}
@@ -156,8 +158,10 @@ def score_tables(tables: list[dict], truth: dict) -> dict:
     record_rounds = {r for r, m in truth["rounds"].items() if m.get("kind") == "record"}
     all_rows = [(t["name"], str(row.get("source"))) for t in tables for row in t["rows"]]
     recordless = [x for x in all_rows if x[1] not in record_rounds]
+    named = [st["named"] for st in stream_table.values() if st["named"] is not None]
     return {
         "values_in_table": found / len(obs) if obs else 0.0,
+        "named": sum(named) / len(named) if named else None,
         "stream_coherence": stream_best / stream_n if stream_n else 0.0,
         "field_coherence": field_best / field_total if field_total else 0.0,
         "recordless_rows": len(recordless) / len(all_rows) if all_rows else 0.0,
@@ -269,9 +273,30 @@ def evaluate(history: str | Path, store: str | Path, out: str | Path) -> dict:
 # ------------------------------------------------------------------ printing
 
 def fmt_line(name: str, m: dict) -> str:
+    named = f" named={m['named']:.2f}" if m.get("named") is not None else ""
     return (f"domain={name} values_in_table={m['values_in_table']:.2f} stream_coherence={m['stream_coherence']:.2f} "
             f"field_coherence={m['field_coherence']:.2f} recordless_rows={m['recordless_rows']:.2f} "
-            f"tables={m['tables']} streams={m['streams']}")
+            f"tables={m['tables']} streams={m['streams']}{named}")
+
+
+# Heads of the generator's record nouns that say what kind of occasion, not what about ("light reading",
+# "tyre check"): a table name needs another word of the noun to count as named for the stream.
+_OCCASION_HEADS = {"reading", "check", "session", "report", "count", "day", "exercise", "feed", "refill",
+                   "test", "change", "cycle", "purchase", "job"}
+
+
+def names_record(table: str | None, noun: str) -> bool:
+    """Whether a table's name says a word of what the history's owner calls one record ("lake survey"
+    -> lake_survey_log, lake_log; "tyre check" -> tyre_log, not check_log). Words match on their first
+    five letters ("fertilizing"/"fertilizer" no, "tyres"/"tyre" yes)."""
+    if not table:
+        return False
+    def key(w: str) -> str:
+        return w.lower().rstrip("s")[:5]
+    words = [w for w in re.split(r"[^a-z]+", noun.lower()) if len(w) >= 3]
+    heads = [w for w in words if w not in _OCCASION_HEADS] or words
+    mine = {key(w) for w in table.lower().split("_") if len(w) >= 3 and w != "log"}
+    return any(key(w) in mine for w in heads)
 
 
 def pooled(results: list[dict]) -> dict:
@@ -287,7 +312,14 @@ def pooled(results: list[dict]) -> dict:
         "recordless_rows": wsum("recordless_rows", "n_rows"),
         "tables": sum(r["metrics"]["tables"] for r in results),
         "streams": sum(r["metrics"]["streams"] for r in results),
+        "named": _named_share(results),
     }
+
+
+def _named_share(results: list[dict]) -> float | None:
+    flags = [st["named"] for r in results for st in r["metrics"]["stream_table"].values()
+             if st.get("named") is not None]
+    return sum(flags) / len(flags) if flags else None
 
 
 def print_details(r: dict, out=None, max_missed: int = 8) -> None:

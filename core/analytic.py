@@ -34,6 +34,7 @@ class AnalyticBuilder:
         self.induction = InductionStore(self.con, config)
         self.materializer = Materializer(self.con, llm=llm)
         self.seconds = {"induce": 0.0, "materialize": 0.0}
+        self.renamed: dict[str, str] = {}  # {old: new} table names of `settle`
         self._to_add: list[tuple[int, str]] = []
         self._obs: dict[str, Sequence[Observation]] = {}
 
@@ -66,12 +67,16 @@ class AnalyticBuilder:
         self.seconds["induce"] += t1 - t0
         self.seconds["materialize"] += time.perf_counter() - t1
 
-    def settle(self, round_order: int) -> tuple[str, ...]:
+    def settle(self, round_order: int, names_since: int | None = None) -> tuple[str, ...]:
         """After the last round: every column typed from all its values (see
-        `Materializer.settle_types`); returns the columns whose type changed."""
+        `Materializer.settle_types`) and, with `names_since`, every table discovered at or after that
+        round named from all its rounds (`Materializer.settle_names`; the renames are kept in
+        `renamed`); returns the columns whose type changed."""
         self.flush()
         t0 = time.perf_counter()
         changed = self.materializer.settle_types(round_order)
+        if names_since is not None:
+            self.renamed.update(self.materializer.settle_names(names_since))
         self.seconds["materialize"] += time.perf_counter() - t0
         return changed
 
@@ -134,6 +139,6 @@ def rebuild(store, config: Config, llm: LLM | None = None,
             builder.add(order, rid, obs)
             if progress is not None and (i % 64 == 0 or i == len(rounds)):
                 progress(i, len(rounds))
-        builder.settle(rounds[-1][0] if rounds else 0)
+        builder.settle(rounds[-1][0] if rounds else 0, names_since=0)
         tables = tuple(t.table_name for t in builder.materializer.tables())
     return RebuildReport(len(rounds), tables, round(time.perf_counter() - t0, 3))

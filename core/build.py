@@ -270,7 +270,8 @@ def build(
     if pending:
         with store.transaction():
             # every value is known now: a column typed from its first few rounds is typed again
-            analytic.settle(pending[-1][0])
+            # and a table made by this build is named from all its rounds, not its first few
+            analytic.settle(pending[-1][0], names_since=pending[0][0])
         # the whole record structure is known now: one kind of record named two ways becomes one
         from .realign import realign
         from .reread import reread

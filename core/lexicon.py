@@ -87,6 +87,14 @@ COMPARATIVES = _ws("higher lower more less fewer better worse bigger smaller lar
 MODIFIERS = _ws("average avg mean max min maximum minimum peak lowest highest median")
 # words about records themselves: a heading "Plant log:", "Daily summary" names no quantity
 RECORD_WORDS = _ws("log logs entry entries record records summary report update notes note overview")
+# words for the medium a record came through, not what it records ("a screenshot of the dashboard")
+MEDIA_WORDS = _ws("screenshot screenshots screen screens photo photos picture pictures pic pics image images "
+                  "snapshot snap capture dashboard app display readout printout")
+# words for an occasion of recording anything ("today's session", "a quick check", "the latest update")
+OCCASION_WORDS = _ws("session sessions check checks checkin update updates entry entries time times day days")
+# prepositions of circumstance: a noun after them says when or where, not what ("before work", "at the office")
+CIRCUMSTANCE_PREPOSITIONS = _ws("before after during until till since at in on from to by near around "
+                                "outside inside behind between via through")
 # verbs that say a value was written down, not what it measures ("121/79 mmHg noted", "5 logged")
 REPORTING_VERBS = _ws("noted logged recorded measured tracked registered reported entered saved added read "
                       "checked written counted")
@@ -287,6 +295,9 @@ class Lexicon:
     modifiers: frozenset[str] = MODIFIERS
     record_words: frozenset[str] = RECORD_WORDS
     reporting_verbs: frozenset[str] = REPORTING_VERBS
+    media_words: frozenset[str] = MEDIA_WORDS
+    occasion_words: frozenset[str] = OCCASION_WORDS
+    circumstance_prepositions: frozenset[str] = CIRCUMSTANCE_PREPOSITIONS
     identifier_words: frozenset[str] = IDENTIFIER_WORDS
     stop_words: frozenset[str] = STOP_WORDS
     duration_words: frozenset[str] = DURATION_WORDS

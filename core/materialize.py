@@ -68,6 +68,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 import duckdb
 
 from .errors import LLMError
+from .extract.normalize import active_lexicon, canonical_word, parse_unit
 from .model import Column, Observation, Schema
 from .protocols import LLM
 from .units import convert
@@ -393,7 +394,8 @@ _ROUND_STOP = frozenset(
     "recorded record stored store added add keep back from about into after before again also than then "
     "them they she her his him our out all any its i'm i've i'll let one two three four five six seven "
     "eight nine ten now did does done yes yeah okay nice great good cool sure please want need think "
-    "know see let's tell each every give gave made make take took said say says like more most much".split()
+    "know see let's tell each every give gave made make take took said say says like more most much "
+    "ish".split()  # "ish" of "7pm-ish"
 )
 _TIME_WORDS = frozenset("morning evening afternoon night nights tonight yesterday week weekend month year "
                         "monday tuesday wednesday thursday friday saturday sunday nightly weekly monthly".split())
@@ -404,8 +406,6 @@ CONTEXT_MIN_SCORE = 1.0  # share x idf a word of the neighbouring rounds needs t
 def round_words(text: str) -> set[str]:
     """Content words of a round's user turns and captions, in canonical form ('plants' -> 'plant',
     'Grew' -> 'grow'); unit words, numbers and function words are left out."""
-    from .extract.normalize import canonical_word, parse_unit
-
     out = set()
     for w in re.findall(r"[a-z][a-z']+", text.lower()):
         w = canonical_word(w.replace("\u2019", "'"))
@@ -422,21 +422,157 @@ def round_words(text: str) -> set[str]:
 @dataclass(frozen=True)
 class RoundWords:
     """Words that describe a table's rounds: `rows` (share of its rounds, x idf), `context` (the
-    other rounds of the same sessions, e.g. "I'll log each harvest here")."""
+    other rounds of the same sessions, e.g. "I'll log each harvest here"), `topics` (what the
+    rounds are about by `topic_words`: a name, its share of the rounds)."""
 
     rows: tuple[tuple[str, float, float], ...]  # (word, share, score), best first
     context: tuple[tuple[str, float], ...]  # (word, score), best first
+    topics: tuple[tuple[str, float], ...] = ()  # ("lake_survey", 0.92), best first
+
+
+TOPIC_MIN_ROUNDS = 5  # a topic is said in at least this many of a table's rounds ...
+TOPIC_SHARE = 0.5  # ... and in at least half of them ...
+TOPIC_LIFT = 5.0  # ... and in at most a fifth of that share of the other rounds
+
+
+def _canonical_token(token: str) -> str:
+    """The form `round_words` keeps for one token ("Plants" -> "plant", "Grew" -> "grow")."""
+    w = canonical_word(token.lower().replace("\u2019", "'"))
+    if w.endswith("'s"):
+        w = w[:-2]
+    if w.endswith("s") and not w.endswith("ss") and len(w) > 4:
+        w = w[:-1]
+    return w
+
+
+_SENTENCE_BREAK = re.compile(r"(?<=[.!?:;|/()\[\]—–])\s*|\s+-\s+|\n")
+
+
+def _tokens(sentence: str) -> list[str]:
+    return re.findall(r"[A-Za-z][A-Za-z'\u2019]*", sentence)
+
+
+def proper_nouns(texts: Iterable[str]) -> set[str]:
+    """Words (lower case) that `texts` write with a capital inside a sentence or inside the word
+    ("from Ledgerly", "BlitzBoard") and never in lower case: names of apps, people and places,
+    also where a sentence starts with one."""
+    capital, lower = set(), set()
+    for text in texts:
+        for sentence in _SENTENCE_BREAK.split(text):
+            for i, tok in enumerate(_tokens(sentence)):
+                low = tok.lower()
+                if tok == low:
+                    lower.add(low)
+                elif re.search(r"[a-z][A-Z]", tok) or (i > 0 and not tok.isupper()):
+                    capital.add(low)
+    return capital - lower - active_lexicon().first_person
+
+
+def topic_uses(text: str, proper: set[str] = frozenset()) -> list[list[tuple[str, str]]]:
+    """The words of `text` that may say what it is about, in order, as (canonical form, spelling in
+    lower case), one list per phrase (a sentence, cut where a word is left out). Left out by
+    grammar, not by a word list of any domain: proper nouns (a capital letter inside a sentence, or
+    inside a word: an app, a person, a place; `proper`: words known as names from other texts),
+    acronyms, past-tense verb forms ("refilled"), nouns after a preposition of circumstance
+    ("before work", "at the office": when or where, not what), words about the medium or the
+    occasion of a record ("screenshot", "session"), and every word `round_words` leaves out."""
+    lex = active_lexicon()
+    out: list[list[tuple[str, str]]] = []
+    for sentence in _SENTENCE_BREAK.split(text):
+        run: list[tuple[str, str]] = []
+        prev = ""
+        for i, tok in enumerate(_tokens(sentence)):
+            low = tok.lower()
+            w = _canonical_token(tok)
+            named = low in proper or bool(re.search(r"[a-z][A-Z]", tok)) or (
+                i > 0 and tok[0].isupper() and not tok.isupper() and low not in lex.first_person)
+            acronym = len(tok) > 1 and tok.isupper()
+            after_prep = prev in lex.circumstance_prepositions
+            if low not in lex.determiners and low not in lex.possessives:
+                prev = low
+            if low in lex.media_words or w in lex.media_words:
+                run = []  # "sleep tracking app": the words before a medium describe the medium
+                continue
+            ok = (not (named or acronym or after_prep or lex.is_past(low))
+                  and low not in lex.occasion_words and w not in lex.occasion_words
+                  and lex.lemma(low) not in lex.record_words and low not in lex.reporting_verbs
+                  and w in round_words(tok))
+            if ok:
+                run.append((w, low))
+            elif run:
+                out.append(run)
+                run = []
+        if run:
+            out.append(run)
+    return out
+
+
+def topic_words(texts: Mapping[str, str], mine: Sequence[str], excluded: set[str] = frozenset()) -> \
+        tuple[tuple[str, float], ...]:
+    """What a table's rounds are about, from the words they use: the head of a phrase, or the head
+    with the word before it ("lake survey"), that at least TOPIC_MIN_ROUNDS and TOPIC_SHARE of the rounds `mine` use as
+    a topic (`topic_uses`) and the other rounds of `texts` rarely use at all (share ≤ 1/TOPIC_LIFT of it). `excluded`:
+    words that are already labels or values of the rows. Best first; () when none qualifies."""
+    mine_set = set(mine)
+    others = [r for r in texts if r not in mine_set]
+    out_df = Counter(w for r in others for w in round_words(texts[r]))
+    uni, bi, spelled = Counter(), Counter(), Counter()
+    proper = proper_nouns(texts.values())
+    for r in mine:
+        heads, pairs_here = set(), set()
+        for p in topic_uses(texts.get(r, ""), proper):
+            spelled.update(p)
+            # an English noun phrase ends in its head ("latest nest box", "lake survey"): the head says
+            # what the phrase is about, a word before it only narrows it; a phrase whose head is a
+            # label or a value says a field, not a topic
+            head = p[-1][0]
+            if head in excluded:
+                continue
+            heads.add(head)
+            if len(p) >= 2 and p[-2][0] not in excluded and p[-2][0] != head:
+                pairs_here.add((p[-2][0], head))
+        uni.update(heads)
+        bi.update(pairs_here)
+    n, n_out = max(1, len(mine)), max(1, len(others))
+
+    def distinct(w: str, share: float) -> bool:
+        return out_df[w] / n_out <= share / TOPIC_LIFT
+
+    singles = [(w, c / n) for w, c in uni.items()
+               if c >= TOPIC_MIN_ROUNDS and c / n >= TOPIC_SHARE and distinct(w, c / n)]
+    pairs = [("_".join(p), c / n) for p, c in bi.items()
+             if c >= TOPIC_MIN_ROUNDS and c / n >= TOPIC_SHARE and all(distinct(w, c / n) for w in p)]
+    ranked = sorted(singles, key=lambda x: (-x[1], x[0]))
+    if pairs and ranked:
+        best_pair = max(pairs, key=lambda x: (x[1], x[0]))
+        if best_pair[1] >= 0.8 * ranked[0][1] and best_pair[0].endswith("_" + ranked[0][0]):
+            ranked.insert(0, best_pair)  # "lake survey" says more than "lake"
+
+    def name(w: str) -> str:
+        # canonical forms cut plurals crudely ("supplies" -> "supplie"): say it as the rounds spell it
+        low = max((c, sp) for (cw, sp), c in spelled.items() if cw == w)[1]
+        if low.endswith("ies") and w.endswith("ie"):
+            return low[:-3] + "y"
+        if len(w) >= 4 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
+            return w[:-1]  # "pots" (too short for round_words to cut) -> "pot"
+        return w
+
+    return tuple(("_".join(name(x) for x in w.split("_")), round(sh, 3)) for w, sh in ranked)
 
 
 def name_from_words(attributes: Sequence[str], words: RoundWords | None,
                     text_attributes: Sequence[str] = ()) -> str:
-    """The table name, from its fields first: a word that recurs across its attribute names
+    """The table name: what its rounds are about when they say it in words no field or value
+    carries (`topic_words`: "Lake survey: 12 mallards, 3 geese" -> lake_survey_log); else from its
+    fields: a word that recurs across its attribute names
     (sleep_duration, deep_sleep, sleep_score -> sleep_log); else its one text field, which says
     what kind of record a row is (activity, variety -> activity_log); else a word of an attribute
     name that most of its rounds also use (the rounds say what the record is about: "moisture" of
     soil_moisture in every sensor round -> moisture_log); else `rule_table_name`. Words the
-    rounds use that no field carries ("dashboard", "before work") never name a table: they say how
-    or when a record was made, not what it records."""
+    rounds use that no field carries and that are no topic ("dashboard", "before work") never name a
+    table: they say how or when a record was made, not what it records."""
+    if words and words.topics:
+        return sanitize(words.topics[0][0] + "_log")
     attributes = [a.split("~")[0] for a in attributes]
     text_attributes = [a.split("~")[0] for a in text_attributes]
     rule = rule_table_name(attributes)
@@ -644,6 +780,40 @@ class Materializer:
         return tuple(changed)
 
     # ------------------------------------------------------------------ internals
+    def settle_names(self, since_order: int) -> dict[str, str]:
+        """At the end of a build: each table discovered at or after round `since_order` (made by this
+        build) whose rounds now say a topic (`topic_words`) is named by it. A name is first given when
+        a table is made, from its first few rounds, too few to show a topic (TOPIC_MIN_ROUNDS). Tables of
+        earlier builds keep their names (a person may know them by now); tables named by a model
+        too. Returns {old name: new name} of every renamed table; its rows, columns and schema id
+        stay."""
+        if self.llm is not None or self.metadata_fn is not None:
+            return {}
+        renamed: dict[str, str] = {}
+        for _, t in sorted(self._tables.items()):
+            if t.discovered < since_order:
+                continue
+            rounds = [r for (r,) in self.con.execute(f"SELECT DISTINCT source FROM {quote(t.table_name)} "
+                                                     "WHERE source IS NOT NULL").fetchall()]
+            words = self._round_words(rounds)
+            if not words or not words.topics:
+                continue  # a name from the fields stays as it was made (their types may have moved since)
+            base = name_from_words(t.attributes, words)
+            if base == t.table_name or re.fullmatch(re.escape(base[:58]) + r"_\d+", t.table_name):
+                continue
+            taken = (self._catalog_names() | reserved_names()) - {t.table_name}
+            new, i = base, 2
+            while new in taken:
+                new, i = f"{base[:58]}_{i}", i + 1
+            self.con.execute(f"ALTER TABLE {quote(t.table_name)} RENAME TO {quote(new)}")
+            renamed[t.table_name] = new
+            t.table_name = new
+            t.description = self._description(t, self._count(new))
+            self._save_schema(t)
+        if renamed:
+            self._rebuild_view()
+        return renamed
+
     def _add_missing_contract_columns(self, name: str) -> None:
         """Tables made before a contract column existed (a memory built by an older version) get it
         appended, empty until their rows are rewritten."""
@@ -836,20 +1006,21 @@ class Materializer:
             ).fetchall()
         except duckdb.Error:  # a store without rounds/images (unit tests of the materializer alone)
             return None
-        from .extract.normalize import canonical_word
-
-        words, session = {}, {}
+        words, session, texts = {}, {}, {}
         for rid, sid, text, caps in rows:
             user = " ".join(line.split(":", 1)[1] for line in (text or "").splitlines()
                             if ":" in line and not re.match(r"\s*(assistant|agent|bot|ai|system)\s*:", line, re.I))
             words[rid] = round_words(user + " " + (caps or ""))
+            texts[rid] = user + "\n" + (caps or "")
             session[rid] = sid
         mine = [r for r in round_ids if r in words]
         if not mine:
             return None
-        values = {canonical_word(w) for (raw,) in self.con.execute(
-            "SELECT raw_value FROM observations WHERE round_id IN (SELECT unnest(?))", [mine]).fetchall()
-            for w in re.findall(r"[A-Za-z']+", raw or "")}
+        said = self.con.execute(
+            "SELECT raw_value, coalesce(label, '') || ' ' || coalesce(raw_attribute, '') || ' ' || attribute "
+            "FROM observations WHERE round_id IN (SELECT unnest(?))", [mine]).fetchall()
+        values = {canonical_word(w) for raw, _ in said for w in re.findall(r"[A-Za-z']+", raw or "")}
+        labels = {_canonical_token(w) for _, lab in said for w in re.findall(r"[A-Za-z']+", lab.replace("_", " "))}
         n_all = len(words)
         df = Counter(w for ws in words.values() for w in ws)
         idf = {w: math.log((1 + n_all) / (1 + c)) + 0.1 for w, c in df.items()}
@@ -863,7 +1034,8 @@ class Materializer:
         ctx = sorted(((w, c / max(1, len(ctx_rounds)) * idf[w]) for w, c in ctx_counts.items()),
                      key=lambda x: (-x[1], x[0]))
         return RoundWords(tuple((w, round(sh, 3), round(sc, 3)) for w, sh, sc in scored[:12]),
-                          tuple((w, round(sc, 3)) for w, sc in ctx[:8]))
+                          tuple((w, round(sc, 3)) for w, sc in ctx[:8]),
+                          topic_words(texts, mine, values | labels)[:3])
 
     def _save_schema(self, t: _Table) -> None:
         self.con.execute(

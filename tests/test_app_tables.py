@@ -82,8 +82,8 @@ def test_numbers_stay_numeric_rounded_with_their_unit_after_them(demo_path):
 
 # ---------------------------------------------------------------------- empty columns and cells
 def test_a_column_empty_in_every_row_is_hidden_and_said_so(demo_path):
-    assert stored(demo_path, "SELECT count(captions) FROM qualifier_other_log") == [(0,)]
-    at = run(demo_path, "qualifier_other_log")
+    assert stored(demo_path, "SELECT count(captions) FROM round_log") == [(0,)]
+    at = run(demo_path, "round_log")
     assert "captions" not in at.dataframe[2].value.columns
     assert any(c.value == "captions: empty in every row, hidden" for c in at.caption)
 

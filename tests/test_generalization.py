@@ -202,6 +202,15 @@ def test_value_matching_rules():
     assert not gen.text_matches(3.0, "3")
 
 
+def test_a_table_is_named_for_a_stream_when_it_says_a_word_of_the_record_noun():
+    assert gen.names_record("lake_survey_log", "lake survey") and gen.names_record("lake_log", "lake survey")
+    assert gen.names_record("tyre_pressure_log", "tyre check")
+    # the occasion word alone ("check", "reading") does not name the stream
+    assert not gen.names_record("check_log", "tyre check") and not gen.names_record("usage_log", "electricity reading")
+    assert gen.names_record("reading_log", "reading")  # ... unless it is all the noun says
+    assert not gen.names_record(None, "game") and not gen.names_record("gp_log", "blitz session")
+
+
 def test_mem_gallery_mode_skips_clearly_when_absent(tmp_path, capsys):
     assert gen.run_mem_gallery(tmp_path / "nowhere", tmp_path) is None
     assert "absent" in capsys.readouterr().out
@@ -226,7 +235,7 @@ def test_small_slice_end_to_end_with_the_real_engine(tmp_path, capsys):
     print(out)
     assert rc == 0, out
     lines = re.findall(r"^domain=(\w+) values_in_table=([0-9.]+) stream_coherence=([0-9.]+) field_coherence=([0-9.]+) "
-                       r"recordless_rows=([0-9.]+) tables=(\d+) streams=(\d+)$", out, re.M)
+                       r"recordless_rows=([0-9.]+) tables=(\d+) streams=(\d+)(?: named=[0-9.]+)?$", out, re.M)
     assert [x[0] for x in lines] == ["brewing", "language", "pooled"], out
     data = json.loads(out_json.read_text())
     assert all("metrics" in r for r in data["results"]), out

@@ -534,3 +534,72 @@ def test_a_column_whose_usual_unit_gives_values_below_one_is_stored_in_a_unit_th
     assert hops.unit == "g"
     got = dict(con.execute(f"SELECT source, hops FROM {ch.schema.table_name}").fetchall())
     assert got["S1:R1"] == pytest.approx(210.0) and got["S1:R6"] == 406.0
+
+
+def test_topic_words_say_what_the_rounds_are_about():
+    from core.materialize import topic_words
+
+    texts = {f"A{i}": f"Lake survey: {10 + i} mallards, {i} geese. Photo of the Birdly screen." for i in range(6)}
+    texts |= {f"B{i}": f"Refilled the feeder with {200 + i} g before work." for i in range(6)}
+    texts |= {f"C{i}": "Nothing much today, saw a film." for i in range(6)}
+    lake = topic_words(texts, [f"A{i}" for i in range(6)], {"mallard", "geese"})
+    # two words said together in every round name it; the app (a proper noun) and the medium do not
+    assert lake[0] == ("lake_survey", 1.0)
+    assert not {"birdly", "photo", "screen"} & {w for w, _ in lake}
+    feeder = [w for w, _ in topic_words(texts, [f"B{i}" for i in range(6)], {"g"})]
+    # "refilled" is a verb form, "work" follows a preposition of circumstance: only the object remains
+    assert feeder == ["feeder"]
+    # a word as common outside the rounds as inside says nothing about them
+    mixed = {f"D{i}": f"Garden update: {i} cm." for i in range(4)} | \
+            {f"E{i}": f"The garden looks dry, {i} mm of rain." for i in range(4)}
+    assert topic_words(mixed, [f"D{i}" for i in range(4)], set()) == ()
+    # under half of the rounds: no topic
+    half = {f"F{i}": ("Drove to the depot, " if i < 2 else "") + f"{i} km" for i in range(6)} | \
+           {f"G{i}": "Slept badly." for i in range(6)}
+    assert topic_words(half, [f"F{i}" for i in range(6)], set()) == ()
+
+
+def test_a_table_is_named_by_the_topic_its_rounds_share(store):
+    con = store.con
+    for i in range(1, 7):
+        rid = add_round(con, i, [("mallards", str(10 + i), 10.0 + i, None), ("geese", str(i), float(i), None)])
+        con.execute("UPDATE rounds SET text = ? WHERE round_id = ?",
+                    [f"user: Lake survey this morning: {10 + i} mallards and {i} geese.\nassistant: Noted.", rid])
+    for i in range(7, 13):
+        rid = add_round(con, i, [("water", f"{100 + i} ml", 100.0 + i, "ml"),
+                                 ("soil_moisture", f"{30 + i} %", 30.0 + i, "%")])
+        con.execute("UPDATE rounds SET text = ? WHERE round_id = ?",
+                    [f"user: Did the pots before work, {100 + i} ml, soil at {30 + i} %.\nassistant: Saved.", rid])
+    m = Materializer(con)
+    lake = m.apply(1, ("mallards", "geese"), 12).schema
+    assert lake.table_name == "lake_survey_log"
+    assert "lake survey" in lake.description
+    # "pots" is the topic of the watering rounds; "work" (after "before") never is
+    assert m.apply(2, ("water", "soil_moisture"), 12).schema.table_name == "pot_log"
+
+
+def test_a_table_made_from_few_rounds_is_named_again_from_all_of_them_at_the_end(store):
+    con = store.con
+
+    def feeder(i):
+        rid = add_round(con, i, [("seed", f"{200 + i} g", 200.0 + i, "g"), ("gap", f"{i} days", float(i), "days")])
+        con.execute("UPDATE rounds SET text = ? WHERE round_id = ?",
+                    [f"user: Topped up the feeder: {200 + i} g of seed, {i} days since the last.\\nassistant: Ok.", rid])
+        return rid
+
+    for i in range(1, 5):
+        feeder(i)
+    m = Materializer(con)
+    first = m.apply(1, ("seed", "gap"), 4).schema.table_name
+    assert first != "feeder_log"  # four rounds are too few to name a topic
+    for i in range(5, 11):
+        m.add_round(i, feeder(i))
+    # a table of an earlier build keeps its name
+    assert m.settle_names(since_order=5) == {}
+    assert m.settle_names(since_order=1) == {first: "feeder_log"}
+    assert [t.table_name for t in m.tables()] == ["feeder_log"]
+    assert con.execute("SELECT count(*) FROM feeder_log").fetchone()[0] == 10
+    assert con.execute("SELECT table_name FROM memory_tables").fetchall() == [("feeder_log",)]
+    assert con.execute("SELECT table_name FROM schemas WHERE schema_id = 1").fetchone()[0] == "feeder_log"
+    assert "feeder record" in con.execute("SELECT description FROM memory_tables").fetchone()[0]
+    assert m.settle_names(since_order=1) == {}  # settled: nothing moves again

@@ -348,6 +348,8 @@ if trace is not None:
     st.subheader("Answer")
     ans = trace["answer"]
     (st.warning if ans.get("refused") else st.success)(ans["text"])
+    for why in ans.get("notes") or []:  # a short answer's reason ("D3:4 (May 2) came before D7:1 (June 9)")
+        st.caption(f"Why: {why}")
     ms = dict(trace["ms"])
     m1, m2, m3, m4 = st.columns(4)
     m1.metric("Answer kind", ans["kind"])

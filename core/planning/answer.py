@@ -28,7 +28,8 @@ from ..errors import LLMError
 from ..model import EvidenceUnit
 from ..protocols import LLM, TextEncoder
 from .dates import _DATE_RE, fmt_day, parse_date
-from .intent import analyze
+from .intent import analyze, find_event_clause, order_clauses
+from .located import best_event, event_supported
 from .shape import AUXILIARIES, Shape, about_a_claim, format_date, shape
 from .metadata import words
 from .scoring import tokens
@@ -202,7 +203,7 @@ def _deciding_first(rounds: tuple[str, ...], deciding) -> tuple[str, ...]:
 # ---------------------------------------------------------------------- answer shapes
 PEOPLE_NOTE = "people of the memory: "  # a step note naming the memory's people (see people_from_steps)
 REFUSAL_TEXT = REFUSAL + "."  # a refusal is this phrase alone; why is in the Answer's notes (when it has them)
-YESNO_EVIDENCE_WORDS = 14  # words of evidence after "Yes, " / "No, "
+YESNO_EVIDENCE_WORDS = 14  # words of evidence in the notes of a "Yes." / "No."
 MAX_IMAGE_IDS = 5
 IMAGE_MARGIN = 0.12  # further images answer a "which images" question when this close to the best one
 _NEGATION = re.compile(r"\b(?:not|no|never|none|nothing|nobody|neither|nor|without|cannot)\b|n't\b", re.IGNORECASE)
@@ -249,14 +250,18 @@ def _short(text: str, n: int) -> str:
     return " ".join(ws[:n]).rstrip(" ,;:.!?") + (" ..." if len(ws) > n else "")
 
 
-def yes_no(question: str, base: Answer) -> str:
-    """'Yes, <evidence>' or 'No, <evidence>': a negated statement answers a plain question no (and the
-    other way round); an answer that already starts with yes or no is kept."""
-    if re.match(r"\s*(?:yes|no)\b", base.text, re.IGNORECASE):
-        return base.text
-    word = "No" if negated(question) != negated(base.text) else "Yes"
-    ev = _short(base.text, YESNO_EVIDENCE_WORDS)
-    return f"{word}, {ev[0].lower() + ev[1:]}" if ev else f"{word}."
+def yes_no(question: str, base: Answer) -> Answer:
+    """"Yes." or "No." (the short answer a yes/no question asks for) with the evidence sentence it rests
+    on in the answer's notes: a negated statement answers a plain question no (and the other way
+    round); an answer that already starts with yes or no says which."""
+    said = re.match(r"\s*(yes|no)\b[\s,.:;!-]*", base.text, re.IGNORECASE)
+    if said:
+        word, ev = said.group(1).capitalize(), base.text[said.end():]
+    else:
+        word = "No" if negated(question) != negated(base.text) else "Yes"
+        ev = base.text
+    ev = _short(ev, YESNO_EVIDENCE_WORDS)
+    return replace(base, text=f"{word}.", notes=base.notes + ((f"the evidence says: {ev}",) if ev else ()))
 
 
 def unsupported_yesno(question: str, steps: Sequence[StepRecord], people: Sequence[str] = ()) -> str:
@@ -347,6 +352,37 @@ def event_order(a_part: str, b_part: str, units: Sequence, people: Sequence[str]
     return str(ua.time) < str(ub.time), ua, ub
 
 
+def located_order(question: str, steps: Sequence[StepRecord]) -> tuple[bool, object, object] | None:
+    """(A came first, A's unit, B's unit) for "did A happen before B" from the EventLocate steps that
+    located each side on its own (the rule plan does: `order_clauses`): each side's best located event
+    (`located.best_event`) if it matches its side (`located.event_supported`), ordered by time, then
+    by round order within a day. None when a side was not located or not matched, or both are the
+    same round."""
+    sides = order_clauses(question, find_event_clause(" ".join(question.split())))
+    if sides is None:
+        return None
+
+    def found(text: str):
+        for s in steps:
+            if s.status == "ok" and s.tool == "EventLocate" and s.units and \
+                    " ".join(str(s.args.get("query_content", "")).split()) == text:
+                u = best_event(s.units, text)
+                return u if event_supported(u.text, u.score, text) else None
+        return None
+
+    ua, ub = found(sides[0]), found(sides[1])
+    if ua is None or ub is None or not ua.time or not ub.time:
+        return None
+
+    def when(u) -> tuple[str, int]:
+        return str(u.time)[:19], int(dict(u.data).get("round_order", -1)) if u.data else -1
+
+    ka, kb = when(ua), when(ub)
+    if ka == kb or (ka[0] == kb[0] and -1 in (ka[1], kb[1])):
+        return None
+    return ka < kb, ua, ub
+
+
 def temporal_yes_no(question: str, steps: Sequence[StepRecord], people: Sequence[str] = ()) -> Answer | None:
     """"Yes (...)" / "No (...)" for "Did A (happen) before/after B?" from the times of the evidence for A
     and for B; None when the question is not of that form or the order cannot be read."""
@@ -355,15 +391,24 @@ def temporal_yes_no(question: str, steps: Sequence[StepRecord], people: Sequence
         return None
     if unsupported_yesno(question[:m.start()].rstrip(" ,") + "?", steps, people):
         return None  # what the question asks happened first is not in the evidence: nothing to order
-    order = event_order(question[:m.start()], question[m.end():], _units_in_order(steps), people)
+    order = event_order(question[:m.start()], question[m.end():], _units_in_order(steps), people) or \
+        located_order(question, steps)
     if order is None:
         return None
     a_first, ua, ub = order
     asks_first = m.group(1).lower() in ("before", "earlier than", "prior to")
     word = "Yes" if a_first == asks_first else "No"
-    da, db = fmt_when(ua.time), fmt_when(ub.time)
-    return Answer(f"{word} ({da} {'before' if a_first else 'after'} {db}).", "extractive", 0.5,
-                  (ua.unit_id, ub.unit_id), tuple(dict.fromkeys(ua.rounds[:1] + ub.rounds[:1])))
+    # the short answer a yes/no question asks for; why, in the answer's notes (the app shows them)
+    return Answer(f"{word}.", "extractive", 0.5, (ua.unit_id, ub.unit_id),
+                  tuple(dict.fromkeys(ua.rounds[:1] + ub.rounds[:1])), notes=(order_note(a_first, ua, ub),))
+
+
+def order_note(a_first: bool, ua, ub) -> str:
+    """'D7:3 (September 30, 2024) came before D7:12 (September 30, 2024)': the two located events of an
+    order question, by round and day."""
+    def said(u) -> str:
+        return f"{u.rounds[0] if u.rounds else u.unit_id} ({fmt_when(u.time)})"
+    return f"{said(ua)} came {'before' if a_first else 'after'} {said(ub)}"
 
 
 def digits(text: str) -> str:
@@ -442,7 +487,7 @@ class _Shaper:
             why = unsupported_yesno(sh.question, steps, people)
             if why:
                 return refusal(base, why)
-            return replace(base, text=yes_no(sh.question, base))
+            return yes_no(sh.question, base)
         if sh.date_format:
             d = answer_date(base, steps)
             if d is not None:  # a date worked out from the round's time: computed, not a span
@@ -456,7 +501,8 @@ class _Shaper:
         evidence for A and for B; else the option the answer or its evidence names."""
         m = re.search(r"\b(before|earlier|sooner|first)\s+or\s+(?:after|later|second)\b", sh.question, re.IGNORECASE)
         if m and len(sh.options) == 2:
-            order = event_order(sh.question[:m.start()], sh.question[m.end():], _units_in_order(steps), people)
+            order = event_order(sh.question[:m.start()], sh.question[m.end():], _units_in_order(steps), people) \
+                or located_order(sh.question, steps)
             if order is not None:
                 return sh.options[0] if order[0] else sh.options[1]
         low = base.text.lower()

@@ -134,6 +134,34 @@ def find_event_clause(q: str) -> EventClause | None:
     return None
 
 
+_ORDER_OPENER = re.compile(r"^\s*(?:did|does|do|was|were|is|are|has|have|had)\b", re.IGNORECASE)
+
+
+def order_clauses(question: str, event: EventClause | None) -> tuple[str, str] | None:
+    """The two events a question about their order names, (A, B): "Did I repot the fern before the
+    trip?" -> ("I repot the fern", "the trip"); "Did Ana visit Rome before or after Milan?" ->
+    ("Ana visit Rome", "Milan"). Only a yes/no question (or a "before or after" one); B is the event
+    clause when the question has one. None for any other question or when a side is empty."""
+    q = " ".join(question.strip().split())
+    if not _ORDER_OPENER.match(q):
+        return None
+    either = re.search(r"\b(?:before|after)\s+or\s+(?:before|after)\b", q, re.IGNORECASE)
+    if either:
+        at, b = either.start(), q[either.end():]
+    elif event is not None and event.relation in ("before", "after"):
+        at, b = q.lower().find(event.phrase.strip().lower()), event.text
+    else:
+        m = re.search(r"\s(?:before|after|prior to)\s+(?!or\b)(?=\S)", q, re.IGNORECASE)
+        if not m:
+            return None
+        at, b = m.start(), q[m.end():]
+    a = _ORDER_OPENER.sub("", q[:max(at, 0)]).strip(" ,")
+    b = re.split(r"[?]|\.\s", b)[0].strip(" ,.")
+    if at <= 0 or not re.search(r"[A-Za-z]{3}", a) or not re.search(r"[A-Za-z]{3}", b):
+        return None
+    return a, b
+
+
 def _clause_end(text: str, phrase: str) -> tuple[str, str]:
     """An event clause ends at a comma or the question mark: 'I got my road bike, what was ...'."""
     cut = re.split(r"\s*[,;?]\s*", text, maxsplit=1)[0]

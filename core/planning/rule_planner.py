@@ -27,7 +27,8 @@ from .columns import (
 )
 from .context import PlanningContext
 from .counted import counted_phrase
-from .intent import _FIRST, _LATEST, Analysis, Condition, analyze
+from .intent import _FIRST, _LATEST, Analysis, Condition, analyze, order_clauses
+from .located import best_event, event_supported
 from .metadata import ColumnMeta, TableMeta
 from .scoring import STOPWORDS, stem, tokens
 from .shape import strip_instructions
@@ -42,8 +43,6 @@ ASKING_ADJECTIVES = frozenset(stem(w) for w in (
     "greatest top bottom single individual particular specific exact actual current final initial latest "
     "earliest last first second third average median mean highest lowest maximum minimum max min avg peak").split())
 ROWS_NAMING_ONE_OFF = 0.2  # a word said in more of a table's rounds than this is about its rows, not a one-off
-EVENT_MIN_OVERLAP = 0.34  # share of the event clause's words an located event must contain ...
-EVENT_MIN_SCORE = 0.55  # ... unless its relevance is at least this
 
 
 @dataclass(frozen=True)
@@ -123,35 +122,7 @@ def _in_meta(w: str, meta: set[str]) -> bool:
     return w in meta or any(abbreviates(w, x) or abbreviates(x, w) for x in meta if len(x) >= 2)
 
 
-def event_supported(unit_text: str, score: float | None, event_text: str) -> bool:
-    """Does a located event plausibly match the event clause (shared words or a high score)?"""
-    want = set(tokens(event_text))
-    if not want:
-        return True
-    have = set(tokens(unit_text))
-    return len(want & have) / len(want) >= EVENT_MIN_OVERLAP or (score or 0.0) >= EVENT_MIN_SCORE
-
-
 EVENT_CANDIDATES = 3  # events EventLocate returns for a progressive plan
-
-
-def _event_part(text: str) -> str:
-    """The located round itself, without the [before]/[after] context EventLocate adds."""
-    m = re.search(r"\[event\]\s*(.*?)(?:\n\[after\]|$)", text, flags=re.S)
-    return m[1] if m else text
-
-
-def best_event(units: Sequence, event_text: str, records: frozenset[str] | set[str] = frozenset()):
-    """The located event that shares most of the clause's words; on a tie a one-off round before a
-    recurring record (a row of an analytic table: "Bike ride today" vs "I bought a road bike"),
-    then the highest score."""
-    want = set(tokens(event_text))
-
-    def key(u):
-        have = set(tokens(_event_part(u.text)))
-        rid = dict(u.data).get("round_id") if u.data else None
-        return (len(want & have) / len(want) if want else 0.0, rid not in records, u.score or 0.0)
-    return max(units, key=key)
 
 
 def _as_date(value) -> date | None:
@@ -318,8 +289,15 @@ class RulePlanner:
             else:
                 d = self._one_off(a, target, tables, d) or d
         steps: list[PlanStep] = []
+        # "did A happen before B": each event located on its own (the answer compares their times); the
+        # question as a whole retrieves mostly what is around one of them
+        order = order_clauses(question, a.event) if not d.tool and "EventLocate" in tools else None
+        if order is not None and not a.event:
+            steps.append(PlanStep(f"locate when: {order[1]}", "EventLocate"))
         if a.event and "EventLocate" in tools and (d.tool or a.kind != "when"):
             steps.append(PlanStep(f"locate when: {a.event.text}", "EventLocate"))
+        if order is not None:
+            steps.append(PlanStep(f"locate when: {order[0]}", "EventLocate"))
         if d.tool and a.kind == "versus" and len(d.sides) == 2:
             steps.append(PlanStep(f"compute {d.op} of {d.column} in {d.table} for me", d.tool))
             steps.append(PlanStep(f"compute {d.op} of {d.column} in {d.table} for {a.other}", d.tool))
@@ -1031,7 +1009,9 @@ class RulePlanner:
                 return Instantiation({"query_content": query, "result_budget": budget_left})
             # a few candidates: a recurring record that mentions the same thing ("Bike ride today") may
             # outscore the one-off event ("I finally bought a road bike") by a hair; the next step picks
-            return Instantiation({"query_content": a.event.text, "result_budget": min(EVENT_CANDIDATES, budget_left)})
+            said = step.goal.split("locate when: ", 1)
+            query = said[1] if len(said) == 2 and said[1].strip() else a.event.text if a.event else question
+            return Instantiation({"query_content": query, "result_budget": min(EVENT_CANDIDATES, budget_left)})
         if step.tool == "SemanticMatch":
             notes = ("columns by meaning: " + "; ".join(c.show() for c in d.choices[:4]),) if d.choices else ()
             return Instantiation({"query_content": question, "retrieval_scope": "event",

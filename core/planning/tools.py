@@ -594,6 +594,7 @@ class Toolbox:
                 t = node_time(node)
                 text = node.get("description", "")
                 rounds: tuple[str, ...] = (rid,) if rid else ()
+                order = cur.execute("SELECT round_order FROM rounds WHERE round_id = ?", [rid]).fetchone() if rid else None
                 if rid and w:
                     ctx = cur.execute(
                         "SELECT c.round_id, c.text, c.round_order - r.round_order FROM rounds r "
@@ -608,7 +609,8 @@ class Toolbox:
                         text += "\n[after] " + " ".join(x[:200] for x in after)
                     rounds = (rid,) + tuple(c[0] for c in ctx if c[0] != rid)
                 units.append(EvidenceUnit(unit_id=nid, kind="event", text=text, rounds=rounds, score=float(score),
-                                          time=jsonable(t), data=(("round_id", rid),)))
+                                          time=jsonable(t), data=(("round_id", rid),) + (
+                                              (("round_order", int(order[0])),) if order else ())))
         finally:
             cur.close()
         summary = (f"{len(units)} event(s) for {a['query_content'][:60]!r}"

@@ -192,6 +192,22 @@ def test_shape_of_a_visual_search_question_is_not_yes_no():
     assert sh.image_ids and sh.many and not sh.yesno
 
 
+def test_a_request_to_judge_a_statement_is_a_yes_no_question(answerer):
+    assert is_yesno("Please determine whether the following information conflicts with the dialogue: Ines sold "
+                    "the celadon bowl.")
+    assert is_yesno("Help me perform conflict detection: Ines glazed the teapot blue.")
+    # "longing or vulnerability" inside a whether-clause are no options of the question
+    sh = shape("Does the conversation contain conflicting statements about whether the glaze is glossy or matte?")
+    assert sh.yesno and not sh.options
+    # ... while a request that offers two options is a choice
+    assert not is_yesno("Tell me whether I fired more bowls in May or June")
+    assert shape("Was the kiln hotter or cooler in March?").options == ("Hotter", "Cooler")
+    steps = _steps("user: I glazed the tall bowl with a celadon glaze and fired it on Sunday.\nassistant: Lovely.")
+    a = answerer.answer("Please determine whether the following information conflicts with the dialogue memory: "
+                        "Ines never glazed a bowl.", steps, people=("Ines",))
+    assert a.text in ("Yes.", "No.") and not a.refused, a
+
+
 # ---------------------------------------------------------------- end to end: a MemEye history
 
 MEMEYE = {

@@ -110,10 +110,19 @@ def _main_clause(q: str) -> str:
     return q
 
 
+# a request to judge a statement is a yes/no question too ("Determine whether the following conflicts with
+# ...: <statement>", "Help me perform conflict detection: <statement>")
+_ASKS_WHETHER = re.compile(r"\s*(?:help\s+me\s+|please\s+|can\s+you\s+)?(?:(?:determine|decide|judge|check|verify|"
+                           r"confirm|tell\s+me)\s+(?:whether|if)\b|(?:perform|do|run)\s+(?:an?\s+)?"
+                           r"(?:conflict|contradiction|consistency)\s+(?:detection|check)\b)", re.IGNORECASE)
+
+
 def is_yesno(question: str) -> bool:
     """A question answered yes or no: its main clause opens with an auxiliary ("Did ...", "Is there ...",
     "According to X, has ..."), and it offers no alternatives ("... before or after ...")."""
     q = _main_clause(strip_instructions(question)[0])
+    if _ASKS_WHETHER.match(q):
+        return not alternatives(q)
     if not re.match(r"\s*(?:" + _AUX + r")(?:n't)?\b", q, re.IGNORECASE):
         return False
     # "Do you remember what ...", "Can you tell me which ...": a wh-question inside a polite frame
@@ -146,7 +155,12 @@ def alternatives(question: str) -> tuple[str, ...]:
     if m:
         return (m.group(1).capitalize(), m.group(2).capitalize())
     # "Is it going up or down?", "Was it higher or lower in March?": two single words joined by "or"
+    # (not inside a "whether" clause of a yes/no question: "Does it contain statements about whether AI can
+    # feel longing or vulnerability?")
     m = re.search(r"\b([a-z]+)\s+or\s+([a-z]+)\b", question.strip(), re.IGNORECASE)
+    if m and re.search(r"\bwhether\b", question[:m.start()], re.IGNORECASE) and \
+            re.match(r"\s*(?:" + _AUX + r")\b", question, re.IGNORECASE):
+        m = None
     if m and m.group(2).lower() not in ("not", "no", "so", "more", "less", "two", "else", "other", "the", "a", "an",
                                         "my", "your", "his", "her", "their", "our", "its", "this", "that", "some"):
         return (m.group(1).capitalize(), m.group(2).capitalize())

@@ -591,6 +591,16 @@ def name_from_words(attributes: Sequence[str], words: RoundWords | None,
     return sanitize(_stem(cands[0]) + "_log") if _stem(cands[0]) in attr_words else sanitize(cands[0] + "_log")
 
 
+def main_fields(attributes: Sequence[str], words: RoundWords | None, text_attributes: Sequence[str] = ()) -> set[str]:
+    """The attributes the table would be named after by its fields alone (`name_from_words` without
+    the rounds' topics: net_wt of "net_wt_log"): its main quantity, which a planner reads when a
+    question names the table's rows but none of its columns ("my average hops" over hop purchases).
+    Empty when that name comes from no attribute's words."""
+    plain = RoundWords(words.rows, words.context) if words else None
+    stem = set(name_from_words(attributes, plain, text_attributes).removesuffix("_log").split("_")) - GENERIC_WORDS
+    return {a for a in attributes if {_stem(t) for t in a.split("~")[0].split("_")} & {_stem(t) for t in stem}}
+
+
 def column_name(attribute: str, taken: set[str]) -> str:
     """The column for an attribute: the attribute itself when it is a valid, free identifier (a
     field of a second kind of record, "duration~2", is the column "duration" of its table)."""
@@ -915,9 +925,13 @@ class Materializer:
         profiles = self._profiles(attrs, round_order)
         llm_data = self._llm_metadata(attrs, profiles)
         words = self._round_words(self._matching(attrs, round_order))
-        name = self._table_name(attrs, llm_data, schema_id, words,
-                                [a for a in attrs if profiles[a].dtype == "VARCHAR"])
+        texts = [a for a in attrs if profiles[a].dtype == "VARCHAR"]
+        name = self._table_name(attrs, llm_data, schema_id, words, texts)
         cols = self._columns(attrs, profiles, llm_data, {c.name for c in CONTRACT_COLUMNS} | {PROVENANCE_COLUMN})
+        main = main_fields(attrs, words, texts)
+        for c in cols:  # what a planner reads as the table's main quantity, however the table is named
+            if c["attribute"] in main:
+                c["main"] = True
         desc = None
         if llm_data is not None:
             d = llm_data.get("description")

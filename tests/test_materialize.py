@@ -603,3 +603,22 @@ def test_a_table_made_from_few_rounds_is_named_again_from_all_of_them_at_the_end
     assert con.execute("SELECT table_name FROM schemas WHERE schema_id = 1").fetchone()[0] == "feeder_log"
     assert "feeder record" in con.execute("SELECT description FROM memory_tables").fetchone()[0]
     assert m.settle_names(since_order=1) == {}  # settled: nothing moves again
+
+
+def test_a_table_named_by_its_topic_keeps_its_main_field_for_planners(store):
+    """The field the table would be named after by its fields alone stays marked (`main`): a question
+    that names the rows ("my average hops" over hop purchases) but no column reads that quantity."""
+    con = store.con
+    for i in range(1, 7):
+        rid = add_round(con, i, [("net_wt", f"{300 + i} g", 300.0 + i, "g"), ("aa", f"{10 + i} %", 10.0 + i, "%"),
+                                 ("paid", f"{20 + i} EUR", 20.0 + i, "EUR")])
+        con.execute("UPDATE rounds SET text = ? WHERE round_id = ?",
+                    [f"user: Hop purchase: net wt {300 + i} g, AA {10 + i} %, paid {20 + i} EUR.\nassistant: Ok.", rid])
+    t = Materializer(con).apply(1, ("net_wt", "aa", "paid"), 6).schema
+    assert t.table_name == "hop_purchase_log"
+    cols = json.loads(con.execute("SELECT columns FROM schemas WHERE schema_id = 1").fetchone()[0])
+    assert [c["attribute"] for c in cols if c.get("main")] == ["net_wt"]
+    from core.planning.metadata import load_catalog
+
+    meta = load_catalog(con)["hop_purchase_log"]
+    assert [c.name for c in meta.columns if c.main] == ["net_wt"]

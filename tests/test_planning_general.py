@@ -36,6 +36,7 @@ INVOICES = _rows(12, lambda i: {"amount": 40.0 + 13.5 * (i % 7), "qty": float(2 
                                 "parcel_kg": 1.0 + 0.4 * (i % 6)})
 GAMES = _rows(11, lambda i: {"moves": float(30 + (11 * i) % 45), "duration_min": 18.0 + (23 * i) % 50,
                              "rating": 1500.0 + 9 * i - (i % 3) * 14})
+SHEETS = _rows(9, lambda i: {"hours_worked": 6.0 + (i % 4) * 0.5, "jobs": float(1 + i % 3)})
 TABLES = {
     "harvest_log": ("One row per harvest record: weight (g), moisture (%), plant.", [
         ("weight_g", "DOUBLE", "g", "", ("Wt", "weight"), "wt"),
@@ -49,7 +50,12 @@ TABLES = {
         ("moves", "DOUBLE", None, "", ("Moves",), None),
         ("duration_min", "DOUBLE", "min", "", ("Time", "Game time"), "game_time"),
         ("rating", "DOUBLE", None, "", ("Elo", "Rating"), "elo")], GAMES),
+    "timesheet_log": ("One row per timesheet record: hours worked (h), jobs.", [
+        ("hours_worked", "DOUBLE", "h", "", ("Hours", "Worked"), "hours"),
+        ("jobs", "DOUBLE", None, "", ("Jobs",), None)], SHEETS),
 }
+# the field each table would be named after by its fields alone (the materializer's `main` flag)
+MAIN = {"weight_g"}
 # quantities that live only in a few one-off rounds (no table): a vet bill paid three times
 ONE_OFF = [(datetime(2026, 3, 5, 18), "I paid the vet bill today, 84.50 dollars for the checkup.", 84.5),
            (datetime(2026, 3, 19, 18), "Another vet bill: 120 dollars, the cat needed a vaccine.", 120.0),
@@ -109,7 +115,8 @@ def build_general_memory(path: Path, embedder) -> Path:
                         [r["round_id"], r["round_order"], r["time"]] + [r[c] for c, *_ in cols])
         con.execute("INSERT INTO schemas VALUES (?, ?, ?, ?, ?, 1, 1)",
                     [sid, json.dumps([c for c, *_ in cols]), name, desc,
-                     json.dumps([{"name": c, "dtype": d, "unit": u, "description": cd} for c, d, u, cd, *_ in cols])])
+                     json.dumps([{"name": c, "dtype": d, "unit": u, "description": cd, "main": c in MAIN}
+                                 for c, d, u, cd, *_ in cols])])
         for c, _, _, _, _, raw in cols:
             if raw and raw != c:
                 con.execute("INSERT INTO field_aliases VALUES (?, ?, 1, 0.8, '{}', 'auto')", [raw, c])
@@ -366,3 +373,20 @@ def test_a_word_asked_of_a_named_day_is_answered_alone(engine):
     assert t.answer.text == row["plant"], (t.answer.text, t.plan.notes)
     t = engine.ask(f"What was my weight on {day}?")
     assert t.answer.text.startswith(f"{row['weight_g']:g} g") and day in t.answer.text, t.answer.text
+
+
+def test_the_rows_named_without_a_column_read_the_tables_main_field(engine):
+    """"my average harvest": no column is named, the rows are; the field the table would be named after by
+    its fields alone (weight, not moisture) is what a harvest measures."""
+    t = engine.ask("What was my average harvest?")
+    assert _call(_step(t)) == ("harvest_log", "weight_g", "avg"), (t.plan.notes, t.answer.text)
+    assert abs(_step(t).value["value"] - statistics.mean(r["weight_g"] for r in PLANTS)) < 1e-6
+
+
+def test_how_many_times_names_no_table_by_the_prefix_of_its_name(engine):
+    """"times" counts occasions: a thing never said in the memory is not counted over a timesheet table
+    because "time" begins its name; the timesheets themselves are counted."""
+    t = engine.ask("How many times did I log my gym memberships?")
+    assert not [s for s in t.steps if s.tool in ANALYTIC_TOOLS], (t.plan.notes, t.answer.text)
+    t = engine.ask("How many timesheets did I log?")
+    assert _call(_step(t)) == ("timesheet_log", "*", "count") and _step(t).value["value"] == len(SHEETS)

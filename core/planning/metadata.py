@@ -53,6 +53,9 @@ class ColumnMeta:
     # (`field_aliases`) and the labels as written in the rounds (`observations.label`), most used first
     aliases: tuple[str, ...] = ()
     n_values: int | None = None  # rows where the column is not null
+    # the field the table would be named after by its fields alone (the materializer's `main` flag): its
+    # main quantity, also where the table is named by what its rounds are about ("hop_purchase_log")
+    main: bool = False
     median: float | None = None  # the typical value of a number column (None: text, or no values)
     low: float | None = None  # its smallest and largest values
     high: float | None = None
@@ -230,7 +233,7 @@ def load_catalog(con: duckdb.DuckDBPyConnection, samples: int = 3) -> dict[str, 
                 # other names are its own, "oven temp", not those of the field called temp)
                 aliases=aliases.get(str(d.get("attribute") or cname), ()) if cname not in BASE_COLUMNS else (),
                 n_values=int(filled.get(cname) or 0), median=median, low=low,
-                high=high))
+                high=high, main=bool(d.get("main"))))
         out[name] = TableMeta(table_name=name, description=desc or "", columns=tuple(cols), n_rows=int(n_rows),
                               schema_id=sid)
     return out

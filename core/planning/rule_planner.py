@@ -594,12 +594,14 @@ class RulePlanner:
         # a record's total is at least any of its parts: of its sums of money, "the order total" is the largest
         # typical one (the amount, not the postage or the tax beside it)
         medians = {c.name: c.median for t in tables if t.table_name == table for c in t.columns}
+        mains = {c.name for t in tables if t.table_name == table for c in t.columns if c.main}
 
         def rank(k_c):
             k, c = k_c
             amount = c.dimension in ("mass", "volume", "currency") if much else c.dimension == "currency" if total \
                 else False
-            named = bool(set(tokens(c.column)) & tw)  # the field the table is named after: its main quantity
+            # the field the table is named after, or would be by its fields alone: its main quantity
+            named = bool(set(tokens(c.column)) & tw) or c.column in mains
             # (`like`: a column elsewhere close in meaning says what kind of quantity is meant: "humidity"
             # near a soil moisture in % is the checks' RH in %, not their temperature)
             alike = like is not None and like.dimension is not None and c.dimension == like.dimension
@@ -663,8 +665,10 @@ class RulePlanner:
     def _counted_table(self, a: Analysis, tables: list[TableMeta], prior: dict) -> str | None:
         """The table whose rows the question counts: the counted noun (and the target phrase) against
         each table's name, description and column names, abbreviations included; then the context."""
-        noun = stem((a.how_many_noun or "").lower())
-        qt = {w for w in tokens(" ".join(filter(None, [a.how_many_noun, a.records, a.target_text])))
+        # ("how many times" counts occasions: "times" names no table, not even a "timesheet" by its prefix)
+        counted = None if (a.how_many_noun or "").lower() in ("times", "time") else a.how_many_noun
+        noun = stem((counted or "").lower())
+        qt = {w for w in tokens(" ".join(filter(None, [counted, a.records, a.target_text])))
               if w not in SCAFFOLD}
         best_key, table = None, None
         # the rows the question counts may be named only in their rounds ("bakes" in a table temp_log)

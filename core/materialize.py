@@ -507,15 +507,17 @@ def topic_uses(text: str, proper: set[str] = frozenset()) -> list[list[tuple[str
     return out
 
 
-def topic_words(texts: Mapping[str, str], mine: Sequence[str], excluded: set[str] = frozenset()) -> \
-        tuple[tuple[str, float], ...]:
+def topic_words(texts: Mapping[str, str], mine: Sequence[str], excluded: set[str] = frozenset(),
+                words: Mapping[str, set[str]] | None = None) -> tuple[tuple[str, float], ...]:
     """What a table's rounds are about, from the words they use: the head of a phrase, or the head
     with the word before it ("lake survey"), that at least TOPIC_MIN_ROUNDS and TOPIC_SHARE of the rounds `mine` use as
     a topic (`topic_uses`) and the other rounds of `texts` rarely use at all (share ≤ 1/TOPIC_LIFT of it). `excluded`:
-    words that are already labels or values of the rows. Best first; () when none qualifies."""
+    words that are already labels or values of the rows; `words`: `round_words` of each text, when the
+    caller has them. Best first; () when none qualifies."""
     mine_set = set(mine)
     others = [r for r in texts if r not in mine_set]
-    out_df = Counter(w for r in others for w in round_words(texts[r]))
+    out_df = Counter(w for r in others for w in (words[r] if words is not None and r in words
+                                                 else round_words(texts[r])))
     uni, bi, spelled = Counter(), Counter(), Counter()
     proper = proper_nouns(texts.values())
     for r in mine:
@@ -1049,7 +1051,7 @@ class Materializer:
                      key=lambda x: (-x[1], x[0]))
         return RoundWords(tuple((w, round(sh, 3), round(sc, 3)) for w, sh, sc in scored[:12]),
                           tuple((w, round(sc, 3)) for w, sc in ctx[:8]),
-                          topic_words(texts, mine, values | labels)[:3])
+                          topic_words(texts, mine, values | labels, words)[:3])
 
     def _save_schema(self, t: _Table) -> None:
         self.con.execute(

@@ -13,8 +13,14 @@ def test_the_counted_phrase_is_what_the_pictures_show():
     assert count_pictures(red, [_img("D1:1", "A red dress and other clothes on a rail")]).n == 1
     assert counted_phrase("How many of the photos I sent in early August 2024 are related to chocolate desserts?") \
         == ("chocolate", "dessert")
-    # no picture noun after "how many": no picture is counted
+    # no picture noun after "how many": no picture is counted ...
     assert counted_phrase("How many eggs did I log?") is None
+    # ... unless a person looked through the things counted: they were shown in pictures
+    assert counted_phrase("How many cable-knit sweaters did Lin review in total?", ("Lin",)) == \
+        ("cable-knit", "sweater")
+    assert counted_phrase("How many coat options did Maya initially show?", ("Maya",)) == ("coat", "option")
+    assert counted_phrase("How many times did I see the dentist?") is None  # occasions, not pictures
+    assert counted_phrase("How many games did I play in May?") is None
     assert counted_phrase("What did the photo show?") is None
 
 

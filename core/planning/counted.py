@@ -65,12 +65,21 @@ def _words(text: str) -> set[str]:
     return {_norm(w) for w in re.findall(r"[A-Za-z][A-Za-z'-]*", text)}
 
 
+# "how many <things> did Lin review / view / look at": things a person looked through are shown in pictures
+_HOW_MANY_VIEWED = re.compile(
+    r"\bhow\s+many\s+(?P<rest>.+?)\s+(?:did|do|does|have|has|had)\s+(?:\w+\s+){1,3}?(?:view|review|examine|"
+    r"browse|see|look\s+(?:at|through)|check\s+out|try\s+on|compare|consider|show|share)\b", re.IGNORECASE | re.DOTALL)
+
+
 def counted_phrase(question: str, people: Sequence[str] = ()) -> tuple[str, ...] | None:
     """The words of what a "how many pictures" question counts, in order; None when the question does not
-    count pictures (no "how many", or no picture noun after it)."""
+    count pictures (no "how many", or no picture noun after it, nor a verb of looking at the things
+    counted: "How many midi dresses did Lin review?")."""
     m = _HOW_MANY_PICTURES.search(question)
     if not m or not _HAS_PICTURE.search(m.group("rest")):
-        return None
+        m = _HOW_MANY_VIEWED.search(question)
+        if not m or re.fullmatch(r"\s*times?\s*", m.group("rest"), re.IGNORECASE):
+            return None  # ("how many times did I see the dentist" counts occasions, not pictures)
     names = {w.lower() for p in people for w in re.findall(r"[A-Za-z]+", p)}
     out = []
     for w in re.findall(r"[A-Za-z][A-Za-z'-]*", m.group("rest")):

@@ -30,9 +30,10 @@ the row of a newly processed round into every table it populates. Writing a
 round's row replaces any earlier row for that round, so every call is
 idempotent.
 
-Metadata. Without an LLM, names come from the attribute names (the word that
-recurs in most attributes, e.g. sleep_duration, deep_sleep, sleep_score ->
-sleep_log; two recurring words -> blood_pressure_log), and the description
+Metadata. Without an LLM, a table is named by what its rounds are about where they say it
+(`topic_words`), else from the attribute names (the word that recurs in most attributes,
+e.g. brew_volume, brew_temp, brew_gravity -> brew_log; two recurring words ->
+blood_pressure_log), and the description
 lists attributes, units and the round count. Column types come from the
 values: DOUBLE when >= 80% parse as numbers (the unit, the most common one, is
 kept in the column metadata), DATE / TIMESTAMP when >= 80% parse as dates /
@@ -307,8 +308,8 @@ def other_units_note(unit: str | None, others: Sequence[str]) -> str:
 
 
 def alias_of(attribute: str, columns: Sequence[str]) -> str | None:
-    """The one column attribute that `attribute` names with a word more or less ("glucose_variability"
-    -> variability, "score" -> sleep_score): one's words end the other's. None when no column or
+    """The one column attribute that `attribute` names with a word more or less ("tank_temperature"
+    -> temperature, "score" -> puzzle_score): one's words end the other's. None when no column or
     several do (ambiguous), or when `attribute` is itself a column."""
     if attribute in columns:
         return None
@@ -491,7 +492,7 @@ def topic_uses(text: str, proper: set[str] = frozenset()) -> list[list[tuple[str
             if low not in lex.determiners and low not in lex.possessives:
                 prev = low
             if low in lex.media_words or w in lex.media_words:
-                run = []  # "sleep tracking app": the words before a medium describe the medium
+                run = []  # "plant tracking app": the words before a medium describe the medium
                 continue
             ok = (not (named or acronym or after_prep or lex.is_past(low))
                   and low not in lex.occasion_words and w not in lex.occasion_words
@@ -567,7 +568,7 @@ def name_from_words(attributes: Sequence[str], words: RoundWords | None,
     """The table name: what its rounds are about when they say it in words no field or value
     carries (`topic_words`: "Lake survey: 12 mallards, 3 geese" -> lake_survey_log); else from its
     fields: a word that recurs across its attribute names
-    (sleep_duration, deep_sleep, sleep_score -> sleep_log); else its one text field, which says
+    (brew_volume, brew_temp, brew_gravity -> brew_log); else its one text field, which says
     what kind of record a row is (activity, variety -> activity_log); else a word of an attribute
     name that most of its rounds also use (the rounds say what the record is about: "moisture" of
     soil_moisture in every sensor round -> moisture_log); else `rule_table_name`. Words the

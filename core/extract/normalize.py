@@ -2,12 +2,12 @@
 
 `normalize_attribute` is deterministic and general: lower snake_case, units
 split off (also in parentheses/brackets and trailing unit words: "Study Time
-(hrs)" -> sleep_time + h, "TEMP. (°C)" -> temp + °C), trailing periods and
+(hrs)" -> study_time + h, "TEMP. (°C)" -> temp + °C), trailing periods and
 colons, possessives and grammar stop words dropped. It holds no synonym or
 abbreviation table: "temp" stays "temp"; the field-alignment stage
 (core/align.py) merges "temp"/"temperature"/"TEMP." per memory from evidence.
 A duration value names its quantity "<x>_duration" ("Study Time (hrs)" ->
-sleep_duration) so a label, a verb and a phrase can agree.
+study_duration) so a label, a verb and a phrase can agree.
 
 Units: `parse_unit` maps a unit spelling to (canonical unit, dimension,
 factor) from the lexicon's unit table (core/lexicon.py: SI prefixes x base
@@ -160,7 +160,7 @@ def normalize_attribute(label: str, *, value_kind: str = "number", dimension: st
 
     `dimension` (from the value's unit) refines names: a duration value names
     its quantity "<x>_duration" ("Study Time (hrs)", "study hours" ->
-    sleep_duration) so the same quantity stated as a label or a verb is one
+    study_duration) so the same quantity stated as a label or a verb is one
     attribute. No synonyms: abbreviations stay as written.
     """
     lex = active_lexicon()

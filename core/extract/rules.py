@@ -17,7 +17,7 @@ General mechanisms replace word lists of one domain (every word list comes
 from core/lexicon.py: grammar words and units only):
 
 - a value with a unit and no label is named by its clause's verb lemma and
-  the unit's dimension ("slept 7h" -> sleep_duration, "spent $12" ->
+  the unit's dimension ("studied 2h" -> study_duration, "spent $12" ->
   spend_amount); when one text holds several such values of different
   dimensions ("I cycled 8.2 km in 45 minutes") each is named by its dimension
   (distance, duration) and what was done becomes a text field `activity`
@@ -1554,7 +1554,7 @@ def extract_text(text: str, *, structured: bool, speaker: str | None = None,
 def _name_by_shape(text: str, found: list[Found]) -> list[Found]:
     """Values named only by their unit: when one text holds several of different dimensions ("8.2 km in 45
     minutes") each is named by its dimension and what was done is a text field `activity`; a single one
-    keeps its verb ("slept 7h" -> sleep_duration)."""
+    keeps its verb ("studied 2h" -> study_duration)."""
     groups: dict[str | None, list[Found]] = {}
     for f in found:
         if f.dim is not None:

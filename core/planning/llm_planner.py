@@ -59,7 +59,7 @@ def _visible(c) -> bool:
 
 
 def table_line(t: TableMeta) -> str:
-    """One table for a prompt: 'sleep_log: <description>. Columns: time, deep_sleep (min), ...'."""
+    """One table for a prompt: 'harvest_log: <description>. Columns: time, weight (g), ...'."""
     desc = (t.description or "").split(";")[0].strip()
     if len(desc) > TABLE_DESC_CHARS:
         desc = desc[: TABLE_DESC_CHARS - 3] + "..."

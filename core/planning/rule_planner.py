@@ -72,7 +72,7 @@ class Decision:
     choices: tuple[ColumnChoice, ...] = ()
     notes: tuple[str, ...] = ()
     retrieval: str | None = None  # "semantic" | "locate" when the plan retrieves instead
-    expr: str | None = None  # target expression when the column is converted ("sleep_duration / 60")
+    expr: str | None = None  # target expression when the column is converted ("study_duration / 60")
     sides: tuple[dict, ...] = ()  # kind "versus": the user's filter, then the other party's
     # a quantity no table holds: its attributes in the observations, the operator over the values found
     # in the retrieved rounds, and the reader of those rounds' observations
@@ -494,7 +494,7 @@ class RulePlanner:
         cols = [c for c in chosen.attribute_columns() if d.column in (None, "*") or c.name == d.column]
         computed = {w for c in cols for w in name_tokens(c)} | (
             set(table_words(chosen.table_name)) if d.column in (None, "*") else set())
-        # adjacent words of the phrase only ("kayak fee"; not "pulse ... during workouts")
+        # adjacent words of the phrase only ("kayak fee"; not "pulse ... during rehearsals")
         raw = re.findall(r"[a-z0-9]+", (text or "").lower())
         pairs = [(a, b) for a, b in zip(raw, raw[1:]) if phrase_words(a) and phrase_words(b)]
         seq = phrase_words(text or "")

@@ -2,7 +2,7 @@
 
 Used for the planning context (paper eq. 9), for choosing columns and for
 the fallback retrieval. Tokens are lower-case words with snake_case split and
-a light plural/-ing stem, so "runs" meets "run" and "sleep_hours" meets "hours".
+a light plural/-ing stem, so "runs" meets "run" and "study_hours" meets "hours".
 """
 from __future__ import annotations
 

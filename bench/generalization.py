@@ -291,6 +291,7 @@ def names_record(table: str | None, noun: str) -> bool:
     five letters ("fertilizing"/"fertilizer" no, "tyres"/"tyre" yes)."""
     if not table:
         return False
+
     def key(w: str) -> str:
         return w.lower().rstrip("s")[:5]
     words = [w for w in re.split(r"[^a-z]+", noun.lower()) if len(w) >= 3]

@@ -34,7 +34,6 @@ class AnalyticBuilder:
         self.induction = InductionStore(self.con, config)
         self.materializer = Materializer(self.con, llm=llm)
         self.seconds = {"induce": 0.0, "materialize": 0.0}
-        self.renamed: dict[str, str] = {}  # {old: new} table names of `settle`
         self._to_add: list[tuple[int, str]] = []
         self._obs: dict[str, Sequence[Observation]] = {}
 
@@ -70,13 +69,13 @@ class AnalyticBuilder:
     def settle(self, round_order: int, names_since: int | None = None) -> tuple[str, ...]:
         """After the last round: every column typed from all its values (see
         `Materializer.settle_types`) and, with `names_since`, every table discovered at or after that
-        round named from all its rounds (`Materializer.settle_names`; the renames are kept in
-        `renamed`); returns the columns whose type changed."""
+        round named from all its rounds (`Materializer.settle_names`); returns the columns whose type
+        changed."""
         self.flush()
         t0 = time.perf_counter()
         changed = self.materializer.settle_types(round_order)
         if names_since is not None:
-            self.renamed.update(self.materializer.settle_names(names_since))
+            self.materializer.settle_names(names_since)
         self.seconds["materialize"] += time.perf_counter() - t0
         return changed
 

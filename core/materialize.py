@@ -407,17 +407,23 @@ CONTEXT_MIN_SCORE = 1.0  # share x idf a word of the neighbouring rounds needs t
 def round_words(text: str) -> set[str]:
     """Content words of a round's user turns and captions, in canonical form ('plants' -> 'plant',
     'Grew' -> 'grow'); unit words, numbers and function words are left out."""
-    out = set()
-    for w in re.findall(r"[a-z][a-z']+", text.lower()):
-        w = canonical_word(w.replace("\u2019", "'"))
-        if w.endswith("'s"):
-            w = w[:-2]
-        if w.endswith("s") and not w.endswith("ss") and len(w) > 4:
-            w = w[:-1]
-        if (len(w) >= 3 and w not in _ROUND_STOP and w not in _TIME_WORDS and w not in GENERIC_WORDS
-                and parse_unit(w) is None and parse_unit(w + "s") is None):
-            out.add(w)
-    return out
+    return {w for w in map(_canonical_token, re.findall(r"[a-z][a-z']+", text.lower())) if _is_content(w)}
+
+
+def _canonical_token(token: str) -> str:
+    """The form `round_words` keeps for one token ("Plants" -> "plant", "Grew" -> "grow")."""
+    w = canonical_word(token.lower().replace("\u2019", "'"))
+    if w.endswith("'s"):
+        w = w[:-2]
+    if w.endswith("s") and not w.endswith("ss") and len(w) > 4:
+        w = w[:-1]
+    return w
+
+
+def _is_content(w: str) -> bool:
+    """A canonical word `round_words` keeps: no function, time, generic or unit word."""
+    return (len(w) >= 3 and w not in _ROUND_STOP and w not in _TIME_WORDS and w not in GENERIC_WORDS
+            and parse_unit(w) is None and parse_unit(w + "s") is None)
 
 
 @dataclass(frozen=True)
@@ -434,16 +440,6 @@ class RoundWords:
 TOPIC_MIN_ROUNDS = 5  # a topic is said in at least this many of a table's rounds ...
 TOPIC_SHARE = 0.5  # ... and in at least half of them ...
 TOPIC_LIFT = 5.0  # ... and in at most a fifth of that share of the other rounds
-
-
-def _canonical_token(token: str) -> str:
-    """The form `round_words` keeps for one token ("Plants" -> "plant", "Grew" -> "grow")."""
-    w = canonical_word(token.lower().replace("\u2019", "'"))
-    if w.endswith("'s"):
-        w = w[:-2]
-    if w.endswith("s") and not w.endswith("ss") and len(w) > 4:
-        w = w[:-1]
-    return w
 
 
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?:;|/()\[\]—–])\s*|\s+-\s+|\n")
@@ -497,7 +493,7 @@ def topic_uses(text: str, proper: set[str] = frozenset()) -> list[list[tuple[str
             ok = (not (named or acronym or after_prep or lex.is_past(low))
                   and low not in lex.occasion_words and w not in lex.occasion_words
                   and lex.lemma(low) not in lex.record_words and low not in lex.reporting_verbs
-                  and w in round_words(tok))
+                  and _is_content(w))
             if ok:
                 run.append((w, low))
             elif run:
@@ -511,10 +507,11 @@ def topic_uses(text: str, proper: set[str] = frozenset()) -> list[list[tuple[str
 def topic_words(texts: Mapping[str, str], mine: Sequence[str], excluded: set[str] = frozenset(),
                 words: Mapping[str, set[str]] | None = None) -> tuple[tuple[str, float], ...]:
     """What a table's rounds are about, from the words they use: the head of a phrase, or the head
-    with the word before it ("lake survey"), that at least TOPIC_MIN_ROUNDS and TOPIC_SHARE of the rounds `mine` use as
-    a topic (`topic_uses`) and the other rounds of `texts` rarely use at all (share ≤ 1/TOPIC_LIFT of it). `excluded`:
-    words that are already labels or values of the rows; `words`: `round_words` of each text, when the
-    caller has them. Best first; () when none qualifies."""
+    with the word before it ("lake survey"), that at least TOPIC_MIN_ROUNDS and TOPIC_SHARE of the
+    rounds `mine` use as a topic (`topic_uses`) and the other rounds of `texts` rarely use at all
+    (share ≤ 1/TOPIC_LIFT of it). `excluded`: words that are already labels or values of the rows;
+    `words`: `round_words` of each text, when the caller has them. Best first; () when none
+    qualifies."""
     mine_set = set(mine)
     others = [r for r in texts if r not in mine_set]
     out_df = Counter(w for r in others for w in (words[r] if words is not None and r in words

@@ -384,8 +384,9 @@ def located_order(question: str, steps: Sequence[StepRecord]) -> tuple[bool, obj
 
 
 def temporal_yes_no(question: str, steps: Sequence[StepRecord], people: Sequence[str] = ()) -> Answer | None:
-    """"Yes (...)" / "No (...)" for "Did A (happen) before/after B?" from the times of the evidence for A
-    and for B; None when the question is not of that form or the order cannot be read."""
+    """"Yes." / "No." for "Did A (happen) before/after B?" from the times of the evidence for A and for B
+    (which rounds, in the answer's notes); None when the question is not of that form or the order
+    cannot be read."""
     m = re.search(r"\s(before|after|earlier than|later than|prior to)\s+(?!or\b)", question, re.IGNORECASE)
     if not m or re.search(r"\bbefore\s+or\s+after\b", question, re.IGNORECASE):
         return None

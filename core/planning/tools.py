@@ -594,7 +594,7 @@ class Toolbox:
                 t = node_time(node)
                 text = node.get("description", "")
                 rounds: tuple[str, ...] = (rid,) if rid else ()
-                order = cur.execute("SELECT round_order FROM rounds WHERE round_id = ?", [rid]).fetchone() if rid else None
+                order = node.get("order", node.get("first_order"))  # the event's round order, loaded with it
                 if rid and w:
                     ctx = cur.execute(
                         "SELECT c.round_id, c.text, c.round_order - r.round_order FROM rounds r "
@@ -610,7 +610,7 @@ class Toolbox:
                     rounds = (rid,) + tuple(c[0] for c in ctx if c[0] != rid)
                 units.append(EvidenceUnit(unit_id=nid, kind="event", text=text, rounds=rounds, score=float(score),
                                           time=jsonable(t), data=(("round_id", rid),) + (
-                                              (("round_order", int(order[0])),) if order else ())))
+                                              (("round_order", int(order)),) if order is not None else ())))
         finally:
             cur.close()
         summary = (f"{len(units)} event(s) for {a['query_content'][:60]!r}"

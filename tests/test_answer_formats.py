@@ -259,6 +259,12 @@ def test_memeye_history_end_to_end(tmp_path):
         assert located == ["joining the evening class on teapots", "Ines fire the celadon bowl"], located
         assert t.answer.text == "Yes." and "D1:1" in t.answer.notes[0] and "D2:1" in t.answer.notes[0], t.answer
         assert ask("Did Ines join the evening class before or after she fired the celadon bowl?") == "After"
+        # "first" in an order question computes nothing: no table needed, the located events answer
+        t = eng.ask("Did Ines first fire the celadon bowl before joining the evening class on teapots?")
+        assert t.answer.text == "Yes.", (t.answer, t.plan.notes)
+        t = eng.ask("Which came first: Ines joining the evening class on teapots or Ines firing the celadon bowl?")
+        assert t.answer.text == "Ines firing the celadon bowl.", t.answer
+        assert [s.tool for s in t.steps].count("EventLocate") == 2
 
 
 def test_yes_no_needs_the_rare_words_in_one_unit(answerer):
@@ -350,3 +356,61 @@ def test_a_capital_that_only_opens_a_sentence_is_no_name(answerer):
     assert a.text != "Wash", a
     named = _steps("user: Wash the tiles with Glimmo, the cleaner I use.\nassistant: Glimmo is gentle.")
     assert "Glimmo" in answerer.answer("What is the name of the cleaner I use?", named).text
+
+
+def test_which_of_two_events_came_first_is_read_as_two_sides_and_two_options():
+    from core.planning.intent import order_choice
+
+    c = order_choice("Which came first: Ines glazing the vase or Ines joining the pottery class?")
+    assert c.sides == ("Ines glazing the vase", "Ines joining the pottery class") and c.options == c.sides and c.first
+    # the subject and verb of "which did X <verb> first" belong to both sides; the options are the things
+    c = order_choice("Which did Ines buy first for the studio: the wheel or the kiln?")
+    assert c.sides == ("Ines buy the wheel", "Ines buy the kiln") and c.options == ("the wheel", "the kiln")
+    c = order_choice("Did she fire the bowl first, or did she glaze the vase first?")
+    assert c.sides == ("she fire the bowl", "she glaze the vase") and c.first
+    assert not order_choice("Which of these happened later, the market or the class?").first
+    # a comparison that is no order, or one option only: not this question
+    assert order_choice("Which is bigger: the bowl or the vase?") is None
+    assert order_choice("Did Ines glaze the vase before the class?") is None
+
+
+def test_the_option_that_came_first_answers_which_came_first(answerer):
+    steps = [_located("Ines buy the kiln", "user: The kiln arrived today, paid in full.", "D4:2", 40,
+                      "2024-07-01T00:00:00"),
+             _located("Ines buy the wheel", "user: Bought a second-hand wheel for the studio.", "D2:5", 22,
+                      "2024-06-03T00:00:00")]
+    a = answerer.answer("Which did Ines buy first for the studio: the wheel or the kiln?", steps, people=("Ines",))
+    assert a.text == "The wheel." and "D2:5" in a.notes[0], a
+    assert answerer.answer("Which did Ines buy last: the wheel or the kiln?", steps, people=("Ines",)).text == \
+        "The kiln."
+
+
+def test_a_side_need_not_name_the_person_the_memory_is_about(answerer):
+    """The user speaks as "user": "Did Ines ..." is matched on what Ines did, not on her name."""
+    class_ = _located("taking the pottery class", "user: Signed up for the Tuesday pottery class today.",
+                      "D2:9", 30, "2024-06-03T00:00:00")
+    q = "Did Ines crack the vase before taking the pottery class?"
+    # one of "Ines crack vase" is a third, too few; one of "crack vase" is half
+    cracked = _located("Ines crack the vase", "user: Oh no, the vase broke in the kiln.", "D1:4", 12,
+                       "2024-05-20T00:00:00", score=0.4)
+    assert answerer.answer(q, [class_, cracked], people=("Ines",)).text == "Yes."
+    assert answerer.answer(q, [class_, cracked]).text == "Not mentioned."
+    # a side sharing only the name is no match
+    named = _located("Ines crack the vase", "user: Ines called about dinner.", "D1:4", 12, "2024-05-20T00:00:00",
+                     score=0.4)
+    assert answerer.answer(q, [class_, named], people=("Ines",)).text == "Not mentioned."
+
+
+def test_a_possessed_activity_presupposes_what_it_was_about():
+    assert frame("When did Ines's winter sweater shopping session take place?").entities == (("winter", "sweater"),)
+    assert frame("What did my sister's husband cook?").entities[0] == ("sister",)
+
+
+def test_a_when_question_asks_a_date_whatever_words_of_change_it_holds():
+    from datetime import date
+
+    from core.planning.intent import analyze
+
+    now = date(2025, 6, 1)
+    assert analyze("When did my fall fashion shopping take place?", now).kind == "when"
+    assert analyze("How did my weight fall in March?", now).kind == "trend"

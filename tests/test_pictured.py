@@ -104,3 +104,20 @@ def test_engine_passes_the_question_picture(tmp_path):
                     image=ImageRef("Q:IMG_1", caption=QUESTION_CAPTION))
         assert t.answer.text == "Whelk"
         assert "D1:1" in t.answer.rounds
+
+
+def test_a_question_about_its_picture_is_answered_from_the_round_showing_a_like_one(embedder):
+    """"Who was the giver of the object in the photo?" shares no word with the round that shows it: the like picture,
+    not the words, says which round the question is about; its dialogue (not its caption) answers."""
+    gift = ("user: My aunt Delphine gave me this for my birthday, I love the orange ridges.\n"
+            "assistant: What a thoughtful present.\n"
+            "Image: A spiral sea shell with orange ridges lying on wet sand beside a small pebble.")
+    steps = [StepRecord(0, "retrieve", "SemanticMatch", {}, "ok", "rules", units=tuple(_units(KITE_ROUND, gift)))]
+    ra = RuleAnswerer(embedder)
+    q = "Who was the giver of the object in the photo?"
+    with_picture = ra.answer(q, steps, image_caption=QUESTION_CAPTION)
+    assert not with_picture.refused and with_picture.rounds == ("D1:2",), with_picture
+    assert "Delphine" in with_picture.text and "shows a picture like" in " ".join(with_picture.notes)
+    # without its picture the question matches no round well enough: refused, and the note says why
+    alone = ra.answer(q, steps)
+    assert alone.refused and alone.text == REFUSAL_TEXT and any(n.startswith("refused: ") for n in alone.notes)

@@ -28,13 +28,13 @@ from ..errors import LLMError
 from ..model import EvidenceUnit
 from ..protocols import LLM, TextEncoder
 from .dates import _DATE_RE, fmt_day, parse_date
-from .intent import analyze, find_event_clause, order_clauses
+from .intent import analyze, find_event_clause, order_choice, order_clauses
 from .located import best_event, event_supported
 from .shape import AUXILIARIES, Shape, about_a_claim, format_date, shape
 from .metadata import words
 from .scoring import tokens
 from .counted import count_pictures, counted_phrase
-from .pictured import about_the_picture, pictured_answer
+from .pictured import about_the_picture, like_units, pictured_answer
 from .depicted import asks_description, describe
 from .span import (Extraction, Sentence, entity_support, extract, frame, is_person, split_unit, strip_vocatives,
                    toks)
@@ -51,6 +51,8 @@ TOP_SENTENCES = 12  # sentences considered for the answer span, best-ranked firs
 TYPED_BONUS = 0.6  # preference, within a unit, for a sentence holding a span of the asked type
 VERB_BONUS = 0.25  # for open questions, a sentence with the question's main verb
 CHATTER_PENALTY = 0.15  # a sentence with fewer than 3 content words
+_PICTURE_LINES = frozenset({"image", "ocr"})  # a unit's lines that describe its picture, not what was said
+PICTURED_BONUS = 0.3  # a sentence of a unit showing a picture like the question's own
 TOP_UNITS = 5  # units searched for a typed span, best first
 UNIT_MARGIN = 0.12  # a lower unit may answer a typed question when its match is this close to the best
 TYPED = frozenset({"money", "colour", "number", "quantity", "person", "name", "place", "thing", "date"})
@@ -352,22 +354,30 @@ def event_order(a_part: str, b_part: str, units: Sequence, people: Sequence[str]
     return str(ua.time) < str(ub.time), ua, ub
 
 
-def located_order(question: str, steps: Sequence[StepRecord]) -> tuple[bool, object, object] | None:
-    """(A came first, A's unit, B's unit) for "did A happen before B" from the EventLocate steps that
-    located each side on its own (the rule plan does: `order_clauses`): each side's best located event
+def located_order(question: str, steps: Sequence[StepRecord],
+                  people: Sequence[str] = ()) -> tuple[bool, object, object] | None:
+    """(A came first, A's unit, B's unit) for "did A happen before B" (or "which came first: A or B") from
+    the EventLocate steps that located each side on its own (the rule plan does: `order_clauses`,
+    `order_choice`): each side's best located event
     (`located.best_event`) if it matches its side (`located.event_supported`), ordered by time, then
-    by round order within a day. None when a side was not located or not matched, or both are the
+    by round order within a day; the memory's `people` are no words a side must match (the user is
+    rarely named in what they say). None when a side was not located or not matched, or both are the
     same round."""
     sides = order_clauses(question, find_event_clause(" ".join(question.split())))
     if sides is None:
+        choice = order_choice(question)
+        sides = choice.sides if choice is not None else None
+    if sides is None:
         return None
+
+    names = frozenset(t for p in people for t in tokens(p))  # as event_supported reads the side
 
     def found(text: str):
         for s in steps:
             if s.status == "ok" and s.tool == "EventLocate" and s.units and \
                     " ".join(str(s.args.get("query_content", "")).split()) == text:
                 u = best_event(s.units, text)
-                return u if event_supported(u.text, u.score, text) else None
+                return u if event_supported(u.text, u.score, text, ignore=names) else None
         return None
 
     ua, ub = found(sides[0]), found(sides[1])
@@ -390,10 +400,11 @@ def temporal_yes_no(question: str, steps: Sequence[StepRecord], people: Sequence
     m = re.search(r"\s(before|after|earlier than|later than|prior to)\s+(?!or\b)", question, re.IGNORECASE)
     if not m or re.search(r"\bbefore\s+or\s+after\b", question, re.IGNORECASE):
         return None
-    if unsupported_yesno(question[:m.start()].rstrip(" ,") + "?", steps, people):
-        return None  # what the question asks happened first is not in the evidence: nothing to order
-    order = event_order(question[:m.start()], question[m.end():], _units_in_order(steps), people) or \
-        located_order(question, steps)
+    # the evidence as a whole is read for A and B only when it holds what the question asks happened first;
+    # the events located for each side on their own are matched with their side alone
+    said = not unsupported_yesno(question[:m.start()].rstrip(" ,") + "?", steps, people)
+    order = (event_order(question[:m.start()], question[m.end():], _units_in_order(steps), people) if said
+             else None) or located_order(question, steps, people)
     if order is None:
         return None
     a_first, ua, ub = order
@@ -401,6 +412,20 @@ def temporal_yes_no(question: str, steps: Sequence[StepRecord], people: Sequence
     word = "Yes" if a_first == asks_first else "No"
     # the short answer a yes/no question asks for; why, in the answer's notes (the app shows them)
     return Answer(f"{word}.", "extractive", 0.5, (ua.unit_id, ub.unit_id),
+                  tuple(dict.fromkeys(ua.rounds[:1] + ub.rounds[:1])), notes=(order_note(a_first, ua, ub),))
+
+
+def ordered_choice(question: str, steps: Sequence[StepRecord], people: Sequence[str] = ()) -> Answer | None:
+    """The option a "which came first (last): A or B?" question asks for (intent.order_choice), from the
+    times of the events located for A and for B (`located_order`; which rounds, in the notes); None when
+    the question is not of that form or a side was not located."""
+    choice = order_choice(question)
+    order = located_order(question, steps, people) if choice is not None else None
+    if order is None:
+        return None
+    a_first, ua, ub = order
+    pick = choice.options[0] if a_first == choice.first else choice.options[1]
+    return Answer(pick[:1].upper() + pick[1:] + ".", "extractive", 0.5, (ua.unit_id, ub.unit_id),
                   tuple(dict.fromkeys(ua.rounds[:1] + ub.rounds[:1])), notes=(order_note(a_first, ua, ub),))
 
 
@@ -466,6 +491,9 @@ class _Shaper:
                 if d is not None:
                     return replace(base, text=format_date(d, sh.date_format), span=False)
             return base
+        chosen = ordered_choice(sh.question, steps, people)
+        if chosen is not None:
+            return chosen
         if sh.options:
             pick = self.option(sh, steps, base, people)
             if pick:
@@ -503,7 +531,7 @@ class _Shaper:
         m = re.search(r"\b(before|earlier|sooner|first)\s+or\s+(?:after|later|second)\b", sh.question, re.IGNORECASE)
         if m and len(sh.options) == 2:
             order = event_order(sh.question[:m.start()], sh.question[m.end():], _units_in_order(steps), people) \
-                or located_order(sh.question, steps)
+                or located_order(sh.question, steps, people)
             if order is not None:
                 return sh.options[0] if order[0] else sh.options[1]
         low = base.text.lower()
@@ -626,11 +654,11 @@ class RuleAnswerer(_Shaper):
             named = pictured_answer(sh.question or question, image_caption, _units_in_order(steps), self.encoder)
             if named is not None:
                 return named
-        base = self._answer(sh.question or question, steps, now, ppl, original=question)
+        base = self._answer(sh.question or question, steps, now, ppl, original=question, caption=image_caption)
         return self._shaped(base, sh, steps, now, ppl)
 
     def _answer(self, question: str, steps: Sequence[StepRecord], now, people: tuple[str, ...] = (), *,
-                original: str | None = None) -> Answer:
+                original: str | None = None, caption: str = "") -> Answer:
         ok = [s for s in steps if s.status == "ok"]
         analytic = [s for s in ok if s.tool in ANALYTIC_TOOLS]
         if analytic:
@@ -641,8 +669,9 @@ class RuleAnswerer(_Shaper):
         if skipped and not any(s.tool == "SemanticMatch" for s in ok):
             return Answer(f"{REFUSAL}: {skipped[0].summary or 'the event was not found'}.", "refusal", refused=True)
         if units:
-            return self._picture_count(question, units, people) or self._extractive(question, units, now, people)
-        return Answer(REFUSAL, "refusal", refused=True)
+            return self._picture_count(question, units, people) or \
+                self._extractive(question, units, now, people, caption=caption)
+        return Answer(REFUSAL, "refusal", refused=True, notes=("refused: no step found any evidence",))
 
     def _picture_count(self, question: str, units, people: tuple[str, ...] = ()) -> Answer | None:
         """"How many <pictures of X>": the number of evidence rounds whose pictures show X (core.planning.counted),
@@ -761,7 +790,7 @@ class RuleAnswerer(_Shaper):
         return Answer(prefix + "; ".join(shown) + more, "rows", 1.0, ids, rounds)
 
     # ------------------------------------------------------------------ extractive
-    def _extractive(self, question: str, units, now, people: tuple[str, ...] = ()) -> Answer:
+    def _extractive(self, question: str, units, now, people: tuple[str, ...] = (), caption: str = "") -> Answer:
         """The span of the best-supported sentence that answers the question, or a refusal.
 
         Sentences are ranked by their own match with the question (word overlap, embedding cosine,
@@ -770,6 +799,10 @@ class RuleAnswerer(_Shaper):
         sentences holding a span of its type. Refuses when the question's presupposed entities
         ("my cardiologist", a speaker's name) are not in the evidence, when no unit matches the
         question well enough, or when a money/colour/name question finds nothing of that type.
+        With the question's own picture (`caption`), a unit showing a like picture (core.planning.pictured
+        `like_units`) is what the question is about: it ranks first and supports the answer whatever
+        words the question uses ("what category is the clothing in the picture?" shares none with the
+        round that shows that dress).
         """
         f = frame(question)
         qtok = set(f.support_tokens) or set(toks(question)) - QUESTION_WORDS
@@ -783,7 +816,7 @@ class RuleAnswerer(_Shaper):
             if len(sents) >= MAX_SENTENCES:
                 break
         if not sents:
-            return Answer(REFUSAL, "refusal", refused=True)
+            return Answer(REFUSAL, "refusal", refused=True, notes=("refused: the evidence holds no sentence",))
         speakers = sorted({x.speaker for x, _, _ in sents if x.speaker and x.speaker.lower() not in _ROLE_SPEAKERS})
         # a speaker's name is in every line they say, and a person's name need not be written at all (the
         # user speaks as "user"): neither is evidence of content
@@ -807,6 +840,9 @@ class RuleAnswerer(_Shaper):
         if f.verb and f.atype not in TYPED:
             # "what did X prescribe": the sentence with the question's verb holds its object
             base += np.array([VERB_BONUS if f.verb in o else 0.0 for o in own])
+        pictured = {s.unit.unit_id: s.sim for s in like_units(caption, unit_list, self.encoder)} if caption else {}
+        if pictured:
+            base += np.array([PICTURED_BONUS if u.unit_id in pictured else 0.0 for _, u, _ in sents])
         n_units = len(unit_list)
         unit_best = np.full(n_units, -1.0)
         unit_cos = np.full(n_units, -1.0)
@@ -833,6 +869,8 @@ class RuleAnswerer(_Shaper):
                 x = sents[i][0]
                 if x.text.rstrip().endswith("?") and f.atype != "yesno":
                     continue  # a question asks; it does not state the answer
+                if u.unit_id in pictured and (x.speaker or "").lower() in _PICTURE_LINES:
+                    continue  # a like picture's caption describes it like the question's own; the talk names it
                 ok, why = entity_support(f, u.text, x, speakers, people)
                 if not ok:
                     why_not = why_not or why
@@ -857,7 +895,7 @@ class RuleAnswerer(_Shaper):
         best = best or fallback
         if best is None:
             u0 = unit_list[unit_order[0]] if unit_order else unit_list[0]
-            return Answer(f"{REFUSAL} ({why_not})" if why_not else REFUSAL, "refusal", 0.0,
+            return Answer(f"{REFUSAL} ({why_not or 'no evidence sentence states an answer'})", "refusal", 0.0,
                           (u0.unit_id,), u0.rounds, refused=True)
         if f.atype in MUST_TYPE and not best[2].typed:
             u0 = sents[best[1]][1]
@@ -867,12 +905,16 @@ class RuleAnswerer(_Shaper):
         x, u, k = sents[i]
         ov, cs = float(unit_overlap[k]), float(unit_cos[k])
         support = float(max(ov, cs / SUPPORT_COS * SUPPORT_MIN if cs > 0 else 0.0))
-        if ov < SUPPORT_MIN and cs < SUPPORT_COS:
-            return Answer(REFUSAL, "refusal", support, (u.unit_id,), u.rounds, refused=True)
+        if ov < SUPPORT_MIN and cs < SUPPORT_COS and u.unit_id not in pictured:
+            why = (f"the best evidence ({', '.join(u.rounds[:1]) or u.unit_id}) holds {ov:.0%} of the question's "
+                   f"words (needs {SUPPORT_MIN:.0%}) and matches it at cosine {cs:.2f} (needs {SUPPORT_COS:.2f})")
+            return Answer(f"{REFUSAL} ({why})", "refusal", support, (u.unit_id,), u.rounds, refused=True)
         text = " ".join(ext.text.split()[:40]) or x.text
+        notes = (f"{u.rounds[0] if u.rounds else u.unit_id} shows a picture like the question's (caption similarity "
+                 f"{pictured[u.unit_id]:.2f})",) if u.unit_id in pictured else ()
         # a date read relative to the round's day ("yesterday" -> March 3) is worked out, not a span
         worked_out = ext.typed and f.atype == "date"
-        return Answer(text, "extractive", min(1.0, support), (u.unit_id,), u.rounds, span=not worked_out)
+        return Answer(text, "extractive", min(1.0, support), (u.unit_id,), u.rounds, span=not worked_out, notes=notes)
 
 
 NAME_TYPES = ("name", "person", "place")

@@ -162,6 +162,50 @@ def order_clauses(question: str, event: EventClause | None) -> tuple[str, str] |
     return a, b
 
 
+@dataclass(frozen=True)
+class OrderChoice:
+    """A question asking which of two events came first (or last): the two clauses to locate, the two
+    options to answer with, and whether the earlier one is asked for."""
+
+    sides: tuple[str, str]
+    options: tuple[str, str]
+    first: bool
+
+
+_EARLY = r"first|earlier|earliest|sooner|before"
+_LATE = r"later|last|latest|second|afterwards?"
+_WHICH_ORDER = re.compile(r"^\s*which(?:\s+(?:one|event|thing|of\s+(?:these|the\s+two|them)))?\s+(?P<mid>.*?)\s*\b"
+                          r"(?P<when>" + _EARLY + "|" + _LATE + r")\b(?P<rest>[^:]*?)\s*[:,]\s*(?P<a>.+?)\s*,?\s+or\s+"
+                          r"(?P<b>.+?)\s*[?.]?\s*$", re.IGNORECASE)
+_DID_FIRST = re.compile(r"^\s*(?:did|was|were|has|had)\s+(?P<a>.+?)\s+(?P<when>" + _EARLY + "|" + _LATE +
+                        r")\s*,?\s+or\s+(?:did|was|were|has|had)?\s*(?P<b>.+?)\s+(?:" + _EARLY + "|" + _LATE +
+                        r")\s*[?.]?\s*$", re.IGNORECASE)
+
+
+def order_choice(question: str) -> OrderChoice | None:
+    """The two events of a question asking which came first or last: "Which came first: A or B?",
+    "Which happened earlier: A or B?", "Which did Liam buy first: the bike or the helmet?" (the sides
+    keep the question's subject and verb: "Liam buy the bike"), "Did she do A first, or did she do B
+    first?". None for any other question or when an option is empty."""
+    q = " ".join(question.strip().split())
+    m = _WHICH_ORDER.match(q)
+    if m:
+        a, b = m["a"].strip(" ,"), m["b"].strip(" ,")
+        # "which did Liam purchase": the options are what Liam purchased
+        did = re.match(r"(?:did|does|do|was|were|has|had)\s+(.+)$", m["mid"].strip(), re.IGNORECASE)
+        ctx = did[1].strip() if did else ""
+        sides = (f"{ctx} {a}".strip(), f"{ctx} {b}".strip())
+    else:
+        m = _DID_FIRST.match(q)
+        if not m:
+            return None
+        a, b = m["a"].strip(" ,"), m["b"].strip(" ,")
+        sides = (a, b)
+    if not re.search(r"[A-Za-z]{3}", a) or not re.search(r"[A-Za-z]{3}", b):
+        return None
+    return OrderChoice(sides, (a, b), re.fullmatch(_EARLY, m["when"], re.IGNORECASE) is not None)
+
+
 def _clause_end(text: str, phrase: str) -> tuple[str, str]:
     """An event clause ends at a comma or the question mark: 'I got my road bike, what was ...'."""
     cut = re.split(r"\s*[,;?]\s*", text, maxsplit=1)[0]
@@ -489,7 +533,8 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
         return Analysis(kind="first", op="first", target_text=target(_FIRST), **common)
     if re.search(_LATEST, low):
         return Analysis(kind="latest", op="latest", target_text=target(_LATEST), **common)
-    if re.search(_TREND, low):
+    # (a "when" question asks for a date: "When did my fall fashion shopping take place?" is no trend)
+    if re.search(_TREND, low) and not (asks_date and re.match(r"\s*when\b", qlow)):
         return Analysis(kind="trend", op="change", target_text=target(_TREND), how_many_noun=how_noun, **common)
     if how_noun and hm[1] == "many":
         # "how many hours/km/steps" asks for a quantity; "how many days/runs" for a count:

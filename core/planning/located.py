@@ -13,9 +13,10 @@ EVENT_MIN_OVERLAP = 0.34  # share of the event clause's words an located event m
 EVENT_MIN_SCORE = 0.55  # ... unless its relevance is at least this
 
 
-def event_supported(unit_text: str, score: float | None, event_text: str) -> bool:
-    """Does a located event plausibly match the event clause (shared words or a high score)?"""
-    want = set(tokens(event_text))
+def event_supported(unit_text: str, score: float | None, event_text: str, ignore: frozenset[str] = frozenset()) -> bool:
+    """Does a located event plausibly match the event clause (shared words or a high score)? Words in
+    `ignore` (tokens of the memory's people's names) are not asked for."""
+    want = set(tokens(event_text)) - ignore
     if not want:
         return True
     have = set(tokens(unit_text))

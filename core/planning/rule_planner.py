@@ -27,7 +27,7 @@ from .columns import (
 )
 from .context import PlanningContext
 from .counted import counted_phrase
-from .intent import _FIRST, _LATEST, Analysis, Condition, analyze, order_clauses
+from .intent import _FIRST, _LATEST, Analysis, Condition, analyze, order_choice, order_clauses
 from .located import best_event, event_supported
 from .metadata import ColumnMeta, TableMeta
 from .scoring import STOPWORDS, stem, tokens
@@ -291,7 +291,10 @@ class RulePlanner:
         steps: list[PlanStep] = []
         # "did A happen before B": each event located on its own (the answer compares their times); the
         # question as a whole retrieves mostly what is around one of them
-        order = order_clauses(question, a.event) if not d.tool and "EventLocate" in tools else None
+        order = None
+        if not d.tool and "EventLocate" in tools:
+            choice = order_choice(question)  # "which came first: A or B?" locates A and B the same way
+            order = order_clauses(question, a.event) or (choice.sides if choice is not None else None)
         if order is not None and not a.event:
             steps.append(PlanStep(f"locate when: {order[1]}", "EventLocate"))
         if a.event and "EventLocate" in tools and (d.tool or a.kind != "when"):
@@ -1095,7 +1098,7 @@ def compose_answer(plan: Plan, records: Sequence) -> "Answer | None":
     if d.rare:
         return _rare_answer(d, records) or _no_number(d)
     if d.retrieval == "semantic" and a.kind in COMPUTED_KINDS and not (a.asks_date and a.kind in ("latest", "first")) \
-            and not _asks_words(a) and counted_phrase(a.question) is None:
+            and not _asks_words(a) and counted_phrase(a.question) is None and not _asks_order(a):
         # (pictures are counted from the retrieved rounds by the answerer: "how many photos of X did I share")
         # ("when did I last go bouldering": the date of an event, which the retrieved rounds can give)
         return _no_number(d)
@@ -1172,13 +1175,20 @@ def _asks_words(a: Analysis) -> bool:
                 or re.search(r"\b(?:remember|know|recall)\s+(?:what|which|how)\b", low))
 
 
+def _asks_order(a: Analysis) -> bool:
+    """"Did I first X before Y?", "Which came first: X or Y?": the order of two events, which the located
+    events' times answer; "first" there computes nothing."""
+    return order_clauses(a.question, a.event) is not None or order_choice(a.question) is not None
+
+
 def _no_number(d: Decision) -> "Answer":
     """The refusal of a computed intent that found nothing to compute over."""
     from .answer import REFUSAL
     from .trace import Answer
 
-    # the standard phrase alone (the plan's intent and notes say why: nothing to compute over)
-    return Answer(f"{REFUSAL}.", "refusal", 0.0, refused=True)
+    # the standard phrase alone; why in the notes
+    return Answer(f"{REFUSAL}.", "refusal", 0.0, refused=True,
+                  notes=(f"refused: no table holds values to compute the {d.analysis.kind} over",))
 
 
 def _rare_answer(d: Decision, records: Sequence) -> "Answer | None":

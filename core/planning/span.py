@@ -164,6 +164,10 @@ def _names(question: str) -> tuple[str, ...]:
 
 
 _SOFT_PREPS = frozenset("on in at during for from after before since until near over into".split())
+# nouns about the conversation itself: "Lin's sweater shopping session" presupposes the shopping, not a word
+# "session" in what was said
+_DISCOURSE_NOUNS = frozenset("conversation conversations discussion discussions session sessions chat chats "
+                             "dialogue dialogues dialog talk talks exchange".split())
 
 
 def _entities(question: str, soft: bool = False) -> tuple[tuple[str, ...], ...]:
@@ -192,7 +196,7 @@ def _entities(question: str, soft: bool = False) -> tuple[tuple[str, ...], ...]:
             gerund = bare.endswith("ing") and re.match(r"[a-z]", nxt) and nxt not in STOPWORDS and nxt not in PREPS
             if (not re.match(r"[a-z0-9]", bare) or bare in STOPWORDS or bare in AUX or bare in PREPS or bare in TIME_WORDS
                     or bare in _QWORDS or (chain and not gerund and (bare in VERBS or stem(bare) in VERBS))
-                    or (bare.endswith("ed") and len(bare) > 4)):
+                    or (bare.endswith("ed") and len(bare) > 4) or bare in _DISCOURSE_NOUNS):
                 break
             if bare not in ADJ_SKIP and bare not in TYPE_WORDS and bare not in OPERATOR_WORDS:
                 chain.extend(toks(bare))
@@ -200,6 +204,11 @@ def _entities(question: str, soft: bool = False) -> tuple[tuple[str, ...], ...]:
                 break  # "sister's husband": two chains
             j += 1
         is_soft = i > 0 and words[i - 1].lower() in _SOFT_PREPS
+        last = words[j - 1].lower() if j - 1 > i else ""
+        if len(chain) > 1 and last.endswith("ing") and toks(last) and chain[-1] == toks(last)[-1]:
+            # "Lin's winter sweater shopping": the activity is what happened; the thing it was about is
+            # what the evidence names ("sweater"), the activity word itself it need not say
+            chain.pop()
         if chain and is_soft == soft:
             chains.append(tuple(chain))
         i = j if j > i + 1 else i + 1

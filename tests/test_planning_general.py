@@ -390,3 +390,14 @@ def test_how_many_times_names_no_table_by_the_prefix_of_its_name(engine):
     assert not [s for s in t.steps if s.tool in ANALYTIC_TOOLS], (t.plan.notes, t.answer.text)
     t = engine.ask("How many timesheets did I log?")
     assert _call(_step(t)) == ("timesheet_log", "*", "count") and _step(t).value["value"] == len(SHEETS)
+
+
+@pytest.mark.parametrize("question", ["Considering all the rounds, what is my latest view on the courier?",
+                                      "Currently, do I still use the courier?",
+                                      "Has my opinion of the courier changed?"])
+def test_a_latest_or_change_asked_in_words_is_read_from_the_rounds_not_refused_for_want_of_a_column(engine, question):
+    """The asking clause may follow a circumstance, or the question may ask whether: the retrieved text
+    answers either; "no table holds values to compute over" is for a quantity only."""
+    t = engine.ask(question)
+    assert any(s.tool == "SemanticMatch" and s.status == "ok" for s in t.steps), t.plan
+    assert not any("no table holds values" in n for n in t.answer.notes), t.answer.notes

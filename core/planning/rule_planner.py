@@ -31,7 +31,7 @@ from .intent import _FIRST, _LATEST, Analysis, Condition, analyze, order_choice,
 from .located import best_event, event_supported
 from .metadata import ColumnMeta, TableMeta
 from .scoring import STOPWORDS, stem, tokens
-from .shape import strip_instructions
+from .shape import AUXILIARIES, strip_instructions
 from .tools import ANALYTIC_TOOLS, ToolResult
 from .trace import Plan, PlanStep
 
@@ -1171,7 +1171,11 @@ def _asks_words(a: Analysis) -> bool:
     low = a.question.lower()
     if a.kind not in ("trend", "latest", "first") or re.search(r"\bhow\s+(?:much|many|long|far|often|fast)\b", low):
         return False
-    return bool(re.match(r"\s*(?:what|which|how did|how has|how have|in what way)\b", low)
+    # the asking clause may follow a circumstance ("Considering all sessions, what is ...", "X wondered
+    # whether Y. What did he conclude?"); a yes/no question ("Has the discussion changed her view?",
+    # "Currently, does she still like it?") asks whether, which the retrieved text answers too
+    return bool(re.search(r"(?:^|[,.;:?!]\s*)(?:what|which|how did|how has|how have|in what way)\b", low)
+                or re.search(r"(?:^|[,.;:?!]\s*)(?:" + "|".join(AUXILIARIES) + r")\s", low)
                 or re.search(r"\b(?:remember|know|recall)\s+(?:what|which|how)\b", low))
 
 

@@ -327,6 +327,31 @@ def test_a_two_letter_name_that_begins_the_asked_word_names_it():
     assert [ch.column for ch in ranked if ch.supported] == ["tread"]
 
 
+def test_a_name_written_short_for_the_asked_word_names_it_over_a_closer_meaning():
+    import numpy as np
+
+    from core.planning.columns import abbreviates, match_columns
+    from core.planning.metadata import ColumnMeta, TableMeta
+
+    assert abbreviates("gs", "geese") and abbreviates("wt", "weight") and abbreviates("pts", "points")
+    assert not abbreviates("gs", "ducks") and not abbreviates("gt", "geese")
+    # a survey sheet prints "Ducks" and "GS"; the encoder finds ducks closer to geese than "gs" is
+    def embed(texts):
+        return np.asarray([[0.9, 0.436] if "duck" in t else [0.1, 0.995] for t in texts])
+    enc = (embed, lambda q: np.asarray([1.0, 0.0]), DEFAULT.lambda_meta)
+    tables = [TableMeta("survey_log", "One row per survey record: ducks, gs, temp (°C).",
+                        (ColumnMeta("ducks", "DOUBLE", None), ColumnMeta("gs", "DOUBLE", None),
+                         ColumnMeta("temp", "DOUBLE", "°C")), 9)]
+    assert match_columns("geese in total over all my", tables, *enc, records="lake surveys")[0].column == "gs"
+    assert match_columns("ducks in total over all my", tables, *enc, records="lake surveys")[0].column == "ducks"
+    tables = [TableMeta("lesson_log", "One row per lesson record: pts, units.",
+                        (ColumnMeta("pts", "DOUBLE", None), ColumnMeta("units", "DOUBLE", None)), 9)]
+    ranked = match_columns("latest points", tables, lambda t: np.asarray([[0.5, 0.866] if "pts" in x else [0.6, 0.8]
+                                                                          for x in t]),
+                           lambda q: np.asarray([1.0, 0.0]), DEFAULT.lambda_meta)
+    assert ranked[0].column == "pts" and ranked[0].supported
+
+
 def test_a_column_naming_every_word_of_the_phrase_before_one_naming_its_head():
     import numpy as np
 
@@ -356,6 +381,13 @@ def test_a_modifier_the_memory_never_mentions_is_not_computed(engine):
     # a modifier the rounds use is computed as before ("Late fee" is written in every loan round)
     s = _step(engine.ask("What was my average late fee?"))
     assert _call(s) == ("fee_log", "fee", "avg")
+    # the only weight the memory holds, written "Weight" alone: an unknown word before it specifies nothing else
+    t = engine.ask("What was my average parcel weight?")
+    assert _call(_step(t)) == ("rate_log", "weight", "avg")
+    assert any("nothing in the memory mentions 'parcel'" in n and "only weight" in n for n in t.plan.notes), t.plan.notes
+    # ... but a price is also what the loans' fee is called ("Price"): no single kind, not computed
+    t = engine.ask("What was my average tram price?")
+    assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" for s in t.steps), t.plan
     # an operator word written short ("max", "min", "avg") is how the question asks, never a missing thing
     for q, op in (("What was my latest max fee?", "latest"), ("What was my avg fee?", "avg")):
         t = engine.ask(q)

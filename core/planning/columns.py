@@ -174,8 +174,9 @@ _INFLECTIONS = frozenset("s es ed d ing ings er ers ly y".split())
 
 
 def abbreviates(short: str, long: str) -> bool:
-    """'temp' abbreviates 'temperature', 'moist' 'moisture', 'qty' 'quantity' (a prefix of at least 3
-    letters, or the word's first letter then some of its consonants in order, for 2-4 letters)."""
+    """'temp' abbreviates 'temperature', 'moist' 'moisture', 'qty' 'quantity', 'gs' 'geese' (a prefix of at
+    least 3 letters, the word's first letter then some of its consonants in order for 3-4 letters, or its
+    first and last letter or consonants)."""
     if short == long or len(short) >= len(long):
         return False
     if len(short) >= 3 and long.startswith(short):
@@ -185,7 +186,11 @@ def abbreviates(short: str, long: str) -> bool:
     if 3 <= len(short) <= 4 and short[0] == long[0] and not re.search(r"[aeiou]", short[1:]):
         it = iter(long[1:])
         return all(ch in it for ch in short[1:])
-    return False
+    # two letters: the word's first and last ("wt" for weight), or its first and its only other consonant
+    # ("gs" for geese)
+    if len(short) != 2 or not short.isalpha() or len(long) < 4 or short[0] != long[0]:
+        return False
+    return short[1] == long[-1] or re.sub(r"[aeiouy]", "", long[1:]) == short[1]
 
 
 @dataclass(frozen=True)
@@ -528,10 +533,12 @@ def query_tokens(text: str, vocab: Sequence[str]) -> list[str]:
     # a name written as the initials of the question's words ("RHR" for "resting heart rate", "BP" for "blood
     # pressure"): two or three consecutive content words
     out += [ini for ini in initials(text) if ini in vset]
-    for t in set(qt):
+    # the words as written too: a stem loses the letters an abbreviation keeps ("pts": points, not "point")
+    written = {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) >= 4 and stem(w) in qt}
+    for t in set(qt) | written:
         for w in vocab:
-            if w == t:
-                continue
+            if w == t or len(w) < 3:
+                continue  # (two letters abbreviate only the word asked about: see match_columns)
             if abbreviates(t, w):
                 out.append(w)  # the question abbreviates a name ("temp" for temperature)
             elif abbreviates(w, t) and t not in vset and not any(
@@ -590,11 +597,14 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
                 and not set(tokens(w)) & all_table_words:
             asked = w
     if asked and len(asked) >= 4 and asked.isalpha():
-        # a name of two letters that begins the phrase's head word ("FR" on a tyre gauge for "front"): too short
-        # for an abbreviation anywhere else, it names the head of what is asked
+        # a name of two letters that begins or abbreviates the phrase's head word ("FR" on a tyre gauge for
+        # "front", "GS" on a survey sheet for "geese"): too short for an abbreviation anywhere else, it names
+        # the head of what is asked
         short = {w for _, c in cands for n in (c.name, *c.aliases) for w in tokens(n)
-                 if len(w) == 2 and w.isalpha() and asked.startswith(w)}
+                 if len(w) == 2 and w.isalpha() and (asked.startswith(w) or abbreviates(w, asked))}
         qtok, qset, plain = qtok + sorted(short - qset), qset | short, plain | short
+    # the asked word as written too ("points": its stem "point" lost the letter "pts" keeps)
+    asked_forms = ({asked} | {w for w in re.findall(r"[a-z]+", text.lower()) if stem(w) == asked}) if asked else set()
     # the embedding sees the content words only: question scaffolding ("which day did I") is noise here
     etext = " ".join(w for w in re.findall(r"[A-Za-z0-9%]+", text) if stem(w.lower()) in qset) or text
     vecs = embed([embed_text(c, t.table_name) for t, c in cands])
@@ -632,7 +642,12 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         dim_hit = bool(implied and (cdim == implied or cdim in RELATED_DIMENSIONS.get(implied, ())))
         # an implied dimension ("longest" -> duration) supports a column only in a table the question names
         named_table = bool(set(table_words(t.table_name)) & plain) or t.table_name in named_tables
-        score = lam * float(cos[i]) + (1 - lam) * float(bm[i]) + 0.1 * float(pnorm[i])
+        # the column's name written short for the word asked ("gs" on a survey sheet for geese): the encoder
+        # does not know the short form, the name says it as surely as the word itself would
+        short_for_asked = any(abbreviates(w, a) for a in asked_forms for n in (c.name, *c.aliases)
+                              for w in re.findall(r"[a-z]+", n.lower()))
+        c_eff = max(float(cos[i]), float(cos.max())) if short_for_asked else float(cos[i])
+        score = lam * c_eff + (1 - lam) * float(bm[i]) + 0.1 * float(pnorm[i])
         # a name word the phrase does not use ("net" in net_weight for "how much did I harvest") suggests
         # a more specific quantity than the one asked about
         covered = {stem(cdim.split("_")[0])} if cdim else set()
@@ -661,6 +676,8 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         if ini is not None:
             # the column's whole name is the initials of words of the phrase ("rhr": "resting heart rate")
             score += 0.2 + (0.15 if ini else 0.0)
+        if short_for_asked:
+            score += 0.15  # as a whole name of the column in the question would (below)
         if head and head in own[i]:
             score += 0.15  # the phrase's last word (its head) names the quantity
         if dim_hit:

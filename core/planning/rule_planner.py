@@ -29,7 +29,7 @@ from .context import PlanningContext
 from .counted import counted_phrase
 from .intent import _FIRST, _LATEST, Analysis, Condition, analyze, order_choice, order_clauses
 from .located import best_event, event_supported
-from .metadata import ColumnMeta, TableMeta
+from .metadata import ColumnMeta, TableMeta, words
 from .scoring import STOPWORDS, stem, tokens
 from .shape import AUXILIARIES, strip_instructions
 from .tools import ANALYTIC_TOOLS, ToolResult
@@ -281,7 +281,12 @@ class RulePlanner:
             for c in a.conditions:
                 target = target.replace(c.context, " ")
             unknown = self._unknown_modifier(target, tables, d)
-            if unknown:
+            chosen = [c for t in tables if t.table_name == d.table for c in t.attribute_columns() if c.name == d.column]
+            if unknown and _only_kind(chosen, phrase_words(target), tables):
+                # "soil moisture" where the rounds say just "Moisture": the only moisture there is
+                d = replace(d, notes=d.notes + (f"nothing in the memory mentions {unknown!r}; {d.table}.{d.column} "
+                                                f"is the only {words(d.column)} it holds",))
+            elif unknown:
                 # "my average kayak fee" in a memory that never mentions kayaks: the fee column
                 # is some other fee; retrieval reads what there is (and the answer refuses without it)
                 d = Decision(a, notes=d.notes + (f"nothing in the memory mentions {unknown!r}: no table is "
@@ -1177,6 +1182,27 @@ def _asks_words(a: Analysis) -> bool:
     return bool(re.search(r"(?:^|[,.;:?!]\s*)(?:what|which|how did|how has|how have|in what way)\b", low)
                 or re.search(r"(?:^|[,.;:?!]\s*)(?:" + "|".join(AUXILIARIES) + r")\s", low)
                 or re.search(r"\b(?:remember|know|recall)\s+(?:what|which|how)\b", low))
+
+
+def _only_kind(cols: Sequence[ColumnMeta], phrase: Sequence[str], tables: list[TableMeta]) -> bool:
+    """Whether the one column a phrase names ("soil moisture" -> moisture) is the only kind of that quantity
+    the memory has, so an unknown word before it specifies nothing else ("soil" in a memory whose rounds
+    say just "Moisture: 15 %"): the phrase holds every word of the column's name, no label of the column
+    puts another word before its head ("Late fee" is a kind of fee: "kayak fee" is not it), and no other
+    column is called so (by its name or a label)."""
+    if len(cols) != 1:
+        return False
+    col = cols[0]
+    own = set(tokens(col.name))
+    if not own or not own <= set(phrase):
+        return False
+    head = tokens(col.name)[-1]
+    for label in (col.name, *col.aliases):
+        lt = tokens(label)
+        if len(lt) > 1 and lt[-1] == head and not set(lt[:-1]) <= set(phrase):
+            return False
+    return not any(set(tokens(x)) == own for t in tables for c in t.attribute_columns() if c is not col
+                   for x in (c.name, *c.aliases))
 
 
 def _asks_order(a: Analysis) -> bool:

@@ -56,7 +56,10 @@ Decisions the paper leaves open (documented, tested, deterministic):
    θ_e, because the schema's own fields may be optional too), with at least
    θ_s rounds of x beside one of them, and C passes rule 3's blocking. A ubiquitous attribute (a
    date in every round of every stream) does not travel with any one schema, and a field shared by
-   two streams travels with neither, so neither joins. Tried only when A has no rule-3 extension.
+   two streams travels with neither, so neither joins — until one stream's schema holds it (rule 3):
+   then x's rounds that schema explains are set aside, and in the rest x may travel with another
+   schema (a "Peak" the solar reports print, and some electricity readings too). Tried only when A
+   has no rule-3 extension.
    Incrementality: owned(x, A) changes only in a round containing x (or when schemas change, which
    re-examines every candidate).
 4. Order inside a round: after the supports are updated, the engine repeats
@@ -475,13 +478,21 @@ class Inducer:
         return self.params.block_fragments and any(self.fragment(c, b) for b in others)
 
     def owned(self, x: str, a: frozenset[str]) -> float:
-        """Rule 3c: the share of schema a's attributes that accompany x in at least θ_e of x's rounds
-        (supp({b, x}) / supp({x}) >= θ_a for b in a). 0 when x has no support."""
+        """Rule 3c: the share of schema a's attributes that accompany x in at least θ_a of x's rounds
+        (supp({b, x}) / supp({x}) >= θ_a for b in a). x's rounds that another schema holding x already
+        explains (those with its most frequent companion there) are not counted: a field two streams
+        share ("Peak" on the solar report and on the electricity meter) is the first stream's field, and
+        in the rest of its rounds it may travel with the second. 0 when x has no support left."""
         sx = self._single.get(x, 0)
         if not sx or not a:
             return 0.0
         sup = self.state.supports
-        return sum(sup.get(frozenset((b, x)), 0) / sx >= self.params.theta_a for b in a) / len(a)
+        taken = max((max((sup.get(frozenset((b, x)), 0) for b in s.attrs - {x}), default=0)
+                     for s in self.state.schemas.values() if x in s.attrs and s.attrs != a), default=0)
+        rest = sx - taken
+        if rest <= 0:
+            return 0.0
+        return sum(sup.get(frozenset((b, x)), 0) / rest >= self.params.theta_a for b in a) / len(a)
 
     def _optional_extension(self, sid: int, s: _Schema, singles: Iterable[str]):
         """Rule 3c (optional fields): the best attribute x of the round, not in schema s, that

@@ -18,7 +18,8 @@ volume attribute with a 4-attribute watering schema is not (1 of 4 in the
 schema, 1 of 3 in the round). Of two tables a round populates, one whose attributes in
 the round are fewer than, and among, the other's is left out: a listening round's
 duration and episodes make a listening row, not also a tutor row by its duration
-(`populated`; a table made or evolved later takes such rows from the others). Values
+(`populated`; a table made or evolved later takes such rows from the others). A round that reports
+only a table's date or time columns makes no row there (when a record was made is not a record). Values
 of the round for the schema's attributes
 fill the row; attributes it did not report are NULL; when one attribute was
 observed several times in a round, the first observation (lowest seq) is used.
@@ -127,19 +128,21 @@ def sanitize(name: str, fallback: str = "records") -> str:
     return s[:50].rstrip("_")
 
 
-def populates(round_attrs: Iterable[str], schema_attrs: Iterable[str]) -> bool:
-    """The population rule of the module docstring."""
+def populates(round_attrs: Iterable[str], schema_attrs: Iterable[str], when: Iterable[str] = ()) -> bool:
+    """The population rule of the module docstring. Attributes in `when` (the tables' date and time
+    columns) say when a record was made, not what it holds: a round reporting nothing else of the
+    schema makes no row (a photo whose only value read is its date)."""
     r, a = set(round_attrs), set(schema_attrs)
     k = len(r & a)
-    return k >= 1 and (2 * k >= len(a) or 2 * k >= len(r))
+    return k >= 1 and bool((r & a) - set(when)) and (2 * k >= len(a) or 2 * k >= len(r))
 
 
-def populated(round_attrs: Iterable[str], schemas: Mapping[object, Iterable[str]]) -> set:
+def populated(round_attrs: Iterable[str], schemas: Mapping[object, Iterable[str]], when: Iterable[str] = ()) -> set:
     """The keys of the schemas a round populates: those the population rule admits, less those whose
     attributes in the round are fewer than, and among, another admitted schema's (a listening round's
     duration and episodes make a listening row, not also a tutor row by its duration alone)."""
     r = set(round_attrs)
-    mine = {k: r & set(a) for k, a in schemas.items() if populates(r, a)}
+    mine = {k: r & set(a) for k, a in schemas.items() if populates(r, a, when)}
     return {k for k, m in mine.items() if not any(m < o for o in mine.values())}
 
 
@@ -748,7 +751,7 @@ class Materializer:
                 "WHERE round_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY round_id", [ids]).fetchall()}
         out: dict[str, list[str]] = {}
         schemas = {sid: t.attributes for sid, t in self._tables.items()}
-        keep = {rid: populated(attrs[rid], schemas) for rid in ids if attrs.get(rid)}
+        keep = {rid: populated(attrs[rid], schemas, self._when()) for rid in ids if attrs.get(rid)}
         for sid, t in sorted(self._tables.items()):
             targets = [rid for rid in ids if sid in keep.get(rid, ())]
             if targets:
@@ -975,6 +978,11 @@ class Materializer:
                                 [Column(c["name"], c["dtype"], c.get("unit")) for c in table.columns], n_rows,
                                 span, mods)
 
+    def _when(self) -> frozenset[str]:
+        """The attributes of the tables' date and time columns."""
+        return frozenset(c["attribute"] for t in self._tables.values() for c in t.columns
+                         if c.get("dtype") in ("DATE", "TIMESTAMP"))
+
     def _round_attributes(self, attrs: Sequence[str], round_order: int) -> dict[str, set[str]]:
         """The attributes of every round up to round_order that reports any of `attrs`."""
         return {rid: set(a) for rid, a in self.con.execute(
@@ -991,13 +999,15 @@ class Materializer:
         schemas = {sid: t.attributes for sid, t in self._tables.items() if sid != key}
         schemas[key] = tuple(attrs)
         rounds = self._round_attributes(attrs, round_order) if rounds is None else rounds
-        return [rid for rid, ra in sorted(rounds.items()) if key in populated(ra, schemas)]
+        when = self._when()
+        return [rid for rid, ra in sorted(rounds.items()) if key in populated(ra, schemas, when)]
 
     def _drop_dominated(self, t: _Table, rounds: Mapping[str, set[str]]) -> None:
         """Rows of other tables whose rounds t now describes better (t took more of their attributes) go.
         `rounds`: the `_round_attributes` of t's attributes."""
         schemas = {k: x.attributes for k, x in self._tables.items()}
-        keep = {rid: populated(ra, schemas) for rid, ra in rounds.items()}
+        when = self._when()
+        keep = {rid: populated(ra, schemas, when) for rid, ra in rounds.items()}
         for sid, u in sorted(self._tables.items()):
             if sid == t.schema_id:
                 continue

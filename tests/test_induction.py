@@ -120,7 +120,12 @@ def brute_force(stream, cfg):
                     # rule 3c: an attribute that travels with the schema (pairs over its single support)
                     for x in sorted({x for c in cands if len(c) == 1 for x in c} - a):
                         sx = sup1(x)
-                        own = sum(supp[frozenset((b, x))] / sx >= cfg.theta_a for b in a) / len(a)
+                        # x's rounds another schema holding x explains (with its most frequent companion)
+                        taken = max((max((supp[frozenset((b, x))] for b in s - {x}), default=0)
+                                     for s in schemas.values() if x in s and s != a), default=0)
+                        if sx - taken <= 0:
+                            continue
+                        own = sum(supp[frozenset((b, x))] / (sx - taken) >= cfg.theta_a for b in a) / len(a)
                         if own < 0.5 or max(supp[frozenset((b, x))] for b in a) < cfg.theta_s:
                             continue
                         c = a | {x}
@@ -605,6 +610,23 @@ def test_optional_rule_keeps_ubiquitous_and_shared_fields_out():
     res = run(stream, XConfig())
     assert sorted(res.schema_map().values()) == sorted([tuple(sorted(SLEEP)), tuple(sorted(WORK))])
 
+
+
+def test_a_field_of_one_schema_also_travels_with_another_in_the_rest_of_its_rounds():
+    """A "peak" every solar report prints and most electricity readings too: it is the solar schema's
+    field; in its other rounds it travels with the electricity readings, which get it as an optional field.
+    (Counted over all its rounds it would travel with neither.)"""
+    solar = frozenset({"produce", "feed", "peak"})
+    meter = frozenset({"rdg", "usage"})
+    stream = []
+    for i in range(30):
+        stream.append(solar)
+        stream.append(meter | ({"peak"} if i % 4 else set()))
+    res = run(stream, XConfig())
+    assert sorted(res.schema_map().values()) == sorted([tuple(sorted(solar)), tuple(sorted(meter | {"peak"}))])
+    # seen beside fewer readings than a field needs (θ_s) it is no field of theirs
+    rare = [x for i in range(30) for x in (solar, meter | ({"peak"} if i % 10 == 0 else set()))]
+    assert sorted(run(rare, XConfig()).schema_map().values()) == sorted([tuple(sorted(solar)), tuple(sorted(meter))])
 
 
 def test_records_of_one_stream_with_other_optional_fields_are_not_a_second_schema():

@@ -72,6 +72,10 @@ def test_population_rule():
     assert populates({"a", "x"}, schema)  # half of the round
     assert not populates({"x"}, schema)
     assert not populates(set(), schema)
+    # a date says when a record was made, not what it holds: alone it makes no row
+    assert populates({"d"}, schema) and not populates({"d"}, schema, when={"d"})
+    assert populates({"a", "d"}, schema, when={"d"})
+    assert populated({"d"}, {1: schema, 2: {"d", "e"}}, when={"d"}) == set()
 
 
 def test_a_round_populates_the_tables_that_take_most_of_what_it_reports():

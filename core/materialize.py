@@ -207,6 +207,8 @@ class AttributeProfile:
     other_units: tuple[str, ...]
     samples: tuple[str, ...]
     identifier: bool = False  # values that name things (receipt, order numbers), not quantities
+    # (unit, order of magnitude of its typical value) for each unit the values came in, when several did
+    magnitudes: tuple[tuple[str, int], ...] = ()
 
     def allows(self, dtype: str) -> bool:
         if dtype == "VARCHAR":
@@ -241,13 +243,40 @@ def profile(attribute: str, values: Sequence[tuple[str | None, float | None, str
     idents = [v for v in vals if not v[2] and v[0] is not None and _IDENT_VALUE.fullmatch(v[0].strip())]
     identifier = n >= 3 and len(idents) == n and len({v[0].strip().lstrip("#") for v in idents}) == n
     return AttributeProfile(
-        attribute=attribute, n=n,
+        attribute=attribute, n=n, magnitudes=unit_magnitudes(num) if len(units) >= 2 else (),
         numeric=len(num) / n if n else 0.0,
         dates=sum(as_date(v[0]) is not None for v in vals) / n if n else 0.0,
         timestamps=sum(as_timestamp(v[0]) is not None for v in vals) / n if n else 0.0,
         unit=ranked[0] if ranked else None, other_units=tuple(ranked[1:]), samples=samples,
         identifier=identifier,
     )
+
+
+def unit_magnitudes(num: Sequence[tuple]) -> tuple[tuple[str, int], ...]:
+    """(unit, order of magnitude of the median value in it) for each unit at least two of the
+    (raw, number, unit) values came in: "1800 ml" and "2.7 L" beside each other -> (("L", 0), ("mL", 3))."""
+    by: dict[str, list[float]] = {}
+    for raw, number, unit in num:
+        x = as_number(number, raw)
+        if unit and x:
+            by.setdefault(unit, []).append(abs(float(x)))
+    return tuple(sorted((u, round(math.log10(sorted(v)[len(v) // 2]))) for u, v in by.items() if len(v) >= 2))
+
+
+def unit_by_magnitude(value: float, column: Mapping) -> str | None:
+    """The unit a number printed without one was most likely in, from its size: a column of millilitres
+    also read in litres ("1800 ml", "2.7 L") takes a bare "3.6" as litres (OCR often drops or misreads a
+    unit: "3.6 l" read "3.61"). None when its size is that of the column's own unit, or fits no unit
+    the values came in clearly (within one order of magnitude, two or more from the column's)."""
+    mags = dict(column.get("magnitudes") or ())
+    own = column.get("unit")
+    if not value or own not in mags or len(mags) < 2:
+        return None
+    m = math.log10(abs(value))
+    best = min(mags, key=lambda u: abs(m - mags[u]))
+    if best == own or abs(m - mags[best]) > 1 or abs(m - mags[own]) < 2:
+        return None
+    return best
 
 
 def _readable_first(ranked: list[str], num: Sequence[tuple]) -> list[str]:
@@ -775,6 +804,11 @@ class Materializer:
             moved = False
             for c in t.columns:
                 p = profiles.get(c["attribute"])
+                if p is not None and c["dtype"] == "DOUBLE" and p.dtype == "DOUBLE" and p.unit == c.get("unit") \
+                        and [list(m) for m in p.magnitudes] != [list(m) for m in c.get("magnitudes", ())]:
+                    # how big a value is in each unit: a number printed without its unit is read by its size
+                    c["magnitudes"] = [list(m) for m in p.magnitudes]
+                    moved = True
                 if p is None or p.n == 0 or p.dtype == c["dtype"] or (
                         c.get("typed_by") == "llm" and p.allows(c["dtype"])):
                     continue  # a type the LLM chose stays while the values allow it
@@ -904,8 +938,11 @@ class Materializer:
             desc = other_units_note(unit, p.other_units) if dtype == "DOUBLE" else ""
             name = column_name(a, taken)
             taken.add(name)
-            cols.append({"name": name, "attribute": a, "dtype": dtype, "unit": unit if dtype == "DOUBLE" else None,
-                         "description": desc, "typed_by": typed_by})
+            col = {"name": name, "attribute": a, "dtype": dtype, "unit": unit if dtype == "DOUBLE" else None,
+                   "description": desc, "typed_by": typed_by}
+            if dtype == "DOUBLE" and p.magnitudes and unit == p.unit:
+                col["magnitudes"] = [list(m) for m in p.magnitudes]
+            cols.append(col)
         return cols
 
     def _table_name(self, attrs, llm_data, schema_id: int, words: RoundWords | None = None,
@@ -1124,6 +1161,8 @@ class Materializer:
                 continue
             if c["name"] in values[rid]:
                 continue  # first observation of the attribute in the round wins
+            if not unit and num is not None and c.get("magnitudes"):
+                unit = unit_by_magnitude(float(num), c)
             v = in_column_unit(cell(c["dtype"], raw, num, tv), unit, c)
             if v is not None:
                 values[rid][c["name"]] = (v, seq)

@@ -506,3 +506,25 @@ def test_cache_memo_is_bounded(store, embedder):
     assert len(cached._memo) == 5
     cached.encode(["t0"])  # dropped from the memo, still in the table: no new model call
     assert len(embedder.calls) == 1
+
+
+def test_a_header_box_over_several_values_is_split_at_the_gaps_between_them():
+    from core.encoders.ocr import group_rows, layout_text, split_spanning
+    from core.protocols import OcrLine
+
+    lines = [OcrLine("Hive Scale", (18, 17, 185, 46), 1.0),
+             OcrLine("FRAMES SEEN", (19, 75, 159, 94), 1.0),
+             OcrLine("BEES BROOD AREA (cm2)", (178, 71, 455, 98), 1.0),  # two labels read as one box
+             OcrLine("16", (18, 123, 56, 150), 1.0), OcrLine("49", (177, 123, 215, 149), 1.0),
+             OcrLine("51", (262, 123, 299, 150), 1.0)]
+    rows = split_spanning(group_rows(lines))
+    assert layout_text(rows).splitlines() == ["Hive Scale", "FRAMES SEEN | BEES | BROOD AREA (cm2)", "16 | 49 | 51"]
+    bees, area = rows[1][1], rows[1][2]
+    assert bees.box[0] == 178 and bees.box[2] <= area.box[0] and area.box[2] == 455  # boxes along the width
+    # a lone title over values, a header over words, or as many cells as values: nothing to split
+    title = [OcrLine("Hive Scale Daily", (18, 17, 300, 46), 1.0), OcrLine("16", (18, 60, 56, 80), 1.0),
+             OcrLine("49", (177, 60, 215, 80), 1.0)]
+    assert layout_text(split_spanning(group_rows(title))) == "Hive Scale Daily\n16 | 49"
+    words = lines[:3] + [OcrLine("calm", (18, 123, 56, 150), 1.0), OcrLine("busy", (177, 123, 215, 149), 1.0),
+                         OcrLine("warm", (262, 123, 299, 150), 1.0)]
+    assert "BEES BROOD AREA (cm2)" in layout_text(split_spanning(group_rows(words)))

@@ -626,3 +626,21 @@ def test_a_table_named_by_its_topic_keeps_its_main_field_for_planners(store):
 
     meta = load_catalog(con)["hop_purchase_log"]
     assert [c.name for c in meta.columns if c.main] == ["net_wt"]
+
+
+def test_a_number_printed_without_its_unit_is_read_in_the_unit_its_size_fits(store):
+    """Most rounds write millilitres, some photos litres; OCR drops or misreads a unit ("3.6 l" as "3.6"):
+    a bare 3.6 among thousands of mL is 3.6 L, a bare 2500 is 2500 mL."""
+    con = store.con
+    for i in range(1, 6):
+        add_round(con, i, [("rinse", f"{1800 + 100 * i} ml", 1800.0 + 100 * i, "mL"), ("tank", f"{i}", float(i), None)])
+    for i in range(6, 9):
+        add_round(con, i, [("rinse", f"2.{i} L", 2.0 + i / 10, "L"), ("tank", f"{i}", float(i), None)])
+    add_round(con, 9, [("rinse", "3.6", 3.6, None), ("tank", "9", 9.0, None)])
+    add_round(con, 10, [("rinse", "2500", 2500.0, None), ("tank", "10", 10.0, None)])
+    ch = Materializer(con).apply(1, ("rinse", "tank"), 10)
+    got = dict(con.execute(f"SELECT source, rinse FROM {ch.schema.table_name}").fetchall())
+    assert next(c.unit for c in ch.schema.columns if c.name == "rinse") == "mL"
+    assert got["S1:R9"] == pytest.approx(3600.0) and got["S1:R10"] == 2500.0 and got["S1:R6"] == pytest.approx(2600.0)
+    # a column of one unit: a bare number is its unit's, whatever its size
+    assert dict(con.execute(f"SELECT source, tank FROM {ch.schema.table_name}").fetchall())["S1:R9"] == 9.0

@@ -27,6 +27,8 @@ How a label-value extractor reads the two dashboard layouts:
   the same number of cells this is the k-th cell of the next row.
 * rapidocr may merge a label and a value printed close together into one box
   ("Distance 6.2 km"): extractors should also look for a value inside a cell.
+  It may also merge two labels of a header row; a header box over two or more
+  values of the row below is split at the gaps between them (`split_spanning`).
 
 An image without text (or a 0-byte input) gives OcrResult("", ()).
 """
@@ -97,6 +99,51 @@ def group_rows(lines: Sequence[OcrLine]) -> tuple[tuple[OcrLine, ...], ...]:
         rows.append([ln])
         band = (ln.box[1], ln.box[3])
     return tuple(tuple(sorted(r, key=lambda ln: (ln.box[0], ln.box[1], ln.text))) for r in rows)
+
+
+def split_spanning(rows: Sequence[Sequence[OcrLine]]) -> tuple[tuple[OcrLine, ...], ...]:
+    """Rows with a header box that spans several value columns split into one box per column.
+
+    rapidocr merges labels printed close together ("BIRDS" and "COUNT TIME (mins)" above "49" and "51")
+    into one box, so a header row has fewer cells than the row of values below it. A box of a row of two
+    or more boxes is split when the next row has more boxes, all holding a digit, and two or more of them
+    lie under it: at the word boundary nearest each gap between those values (the gap's x read as a
+    position in the box's text), with boxes interpolated along its width. A box with fewer words than
+    values under it, a lone title ("Feeder Cam") and rows of text stay as they are."""
+    out = [list(r) for r in rows]
+    for i in range(len(out) - 1):
+        head, below = out[i], out[i + 1]
+        if len(head) < 2 or len(below) <= len(head) or not all(re.search(r"\d", b.text) for b in below):
+            continue
+        new: list[OcrLine] = []
+        for box in head:
+            under = sorted((b for b in below if b.box[0] < box.box[2] and b.box[2] > box.box[0]
+                            and (b.box[0] + b.box[2]) / 2 >= box.box[0] - 1), key=lambda b: b.box[0])
+            new.extend(_split_box(box, under) if len(under) >= 2 else [box])
+        out[i] = new
+    return tuple(tuple(r) for r in out)
+
+
+def _split_box(box: OcrLine, under: Sequence[OcrLine]) -> list[OcrLine]:
+    text = box.text
+    spaces = [k for k, ch in enumerate(text) if ch == " "]
+    if len(spaces) < len(under) - 1:
+        return [box]
+    x0, x1 = box.box[0], box.box[2]
+    width = max(x1 - x0, 1.0)
+    cuts: list[int] = []
+    for left, right in zip(under, under[1:]):
+        at = ((left.box[2] + right.box[0]) / 2 - x0) / width * len(text)
+        free = [k for k in spaces if k not in cuts and (not cuts or k > cuts[-1])]
+        if not free:
+            return [box]
+        cuts.append(min(free, key=lambda k: abs(k - at)))
+    parts, start = [], 0
+    for k in cuts + [len(text)]:
+        parts.append((start, k))
+        start = k + 1
+    return [OcrLine(text[a:b].strip(), (x0 + width * a / len(text), box.box[1], x0 + width * b / len(text), box.box[3]),
+                    box.score) for a, b in parts if text[a:b].strip()]
 
 
 def layout_text(rows: Sequence[Sequence[OcrLine]]) -> str:
@@ -218,5 +265,5 @@ class RapidOcr:
             p = np.asarray(pts, dtype=np.float64).reshape(-1, 2)
             box = (float(p[:, 0].min()), float(p[:, 1].min()), float(p[:, 0].max()), float(p[:, 1].max()))
             lines.append(OcrLine(text=text, box=box, score=float(score)))
-        rows = group_rows(lines)
+        rows = split_spanning(group_rows(lines))
         return OcrResult(text=layout_text(rows), lines=tuple(ln for row in rows for ln in row))

@@ -71,6 +71,9 @@ def assert_spans(r: Round, obs: list[Observation], ocr: dict[str, str] | None = 
     ("Body temp 37.2 °C", "body_temp", 37.2, "°C", "37.2 °C"),
     ("Sleep Time (hrs): 5.5", "sleep_duration", 330.0, "min", "5.5"),
     ("Drank 2 liters of water", "water", 2.0, "L", "2 liters"),
+    # a count of days before "of" is no unit the scanner knows; a time word may start what is counted
+    ("Logged 69 days of day streak.", "day_streak", 69.0, None, "69"),
+    ("I did 20 minutes of morning yoga.", "morning_yoga_duration", 20.0, "min", "20 minutes"),
 ])
 def test_single_value_patterns(text, attribute, number, unit, raw):
     obs = ex(text)

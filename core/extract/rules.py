@@ -571,18 +571,32 @@ def _done_after(text: str, value: Value) -> str | None:
 
 
 def of_label(text: str, value: Value) -> str:
-    """The noun after "<value> of": "7 hours of study" -> "study", "3 sets of squats" -> "squats"."""
+    """The noun after "<value> of": "7 hours of study" -> "study", "3 sets of squats" -> "squats", "69 days
+    of day streak" -> "day streak" (a count of days is no unit the scanner attaches)."""
     lex = active_lexicon()
-    m = re.match(r"\s+of\s+((?:[A-Za-z][A-Za-z'-]*\s?){1,3})", text[value.end:])
+    rest = text[value.end:]
+    counted = re.match(r"\s+([a-z]+)(?=\s+of\s)", rest, re.I)
+    if counted and value.unit is None and counted.group(1).lower() in lex.calendar_nouns:
+        rest = rest[counted.end():]
+    m = re.match(r"\s+of\s+((?:[A-Za-z][A-Za-z'-]*\s?){1,3})", rest)
     if not m:
         return ""
     words = []
-    for w in m.group(1).split():
+    found = m.group(1).split()
+    for k, w in enumerate(found):
         lw = w.lower()
+        if lw in lex.time_words and not words and k + 1 < len(found) and _plain_word(found[k + 1], lex):
+            words.append(w)  # a time word naming the thing: "69 days of day streak", "20 min of morning yoga"
+            continue
         if lw in lex.boundary_words or lw in lex.pronouns or lw in lex.time_words or lw in lex.determiners:
             break
         words.append(w)
     return " ".join(words[:2])
+
+
+def _plain_word(word: str, lex) -> bool:
+    lw = word.lower()
+    return not (lw in lex.boundary_words or lw in lex.pronouns or lw in lex.time_words or lw in lex.determiners)
 
 
 # --------------------------------------------------------------------------- extraction

@@ -536,6 +536,9 @@ class FieldAligner:
                 s, why = name_evidence(raw, alias, same_unit=same_unit)
                 if s > nscore:
                     nscore, reason = s, f"{why} ({alias})"
+            if nscore < 1.0 and _unit_names(o, raw, name, f):
+                # "32 mv" read as millivolts beside "mv 24": a label written after its value looks like a unit
+                nscore, reason = 1.0, f"the label {name!r} written after the value reads as a unit"
             if nscore < 0.9 and self.encoder is not None and not contrasting(raw, name):
                 a, b = self._label_vec(raw), self._label_vec(name)
                 cos = float(a @ b) if a is not None and b is not None else 0.0
@@ -801,13 +804,25 @@ class FieldAligner:
         hits = 0
         for x in unknown:
             dim = _dimension(x.unit)
-            if any(g in self._fields and self._fields[g].kind == x.value_kind and _compatible(x, self._fields[g], dim)
-                   and self._name_ok(x, g) for g in usual):
+            if any(g in self._fields and self._fields[g].kind == x.value_kind and (
+                    (_compatible(x, self._fields[g], dim) and self._name_ok(x, g))
+                    or _unit_names(x, x.attribute, g, self._fields[g])) for g in usual):
                 hits += 1
         return hits / len(unknown)
 
 
 MAGNITUDE = 20.0  # a value this many times beyond a field's range is of another quantity
+
+
+def _unit_names(o: Observation, raw: str, name: str, f: _Field) -> bool:
+    """Whether a unit and a label are one word written two ways: the unit of `o` as written ("32 mv") is the
+    field's name ("mv"), or the new label ("mv" in "mv 24") is the unit the field's values were read in."""
+    def key(w: str) -> str:
+        return re.sub(r"[^a-z]", "", w.lower())
+    written = key(re.sub(r"^[\s\d.,+-]+", "", o.raw_value or "")) if o.unit else ""
+    if written and len(written) >= 2 and written == key(name) and not f.units:
+        return True
+    return not o.unit and len(key(raw)) >= 2 and any(key(u) == key(raw) for u in f.units)
 
 
 def _another_magnitude(o: Observation, f: _Field) -> bool:

@@ -67,6 +67,26 @@ def test_abbreviated_label_joins_the_field_of_its_stream(store):
     assert out[0].raw_attribute == "temp"
 
 
+def test_a_label_written_after_its_value_that_reads_as_a_unit_joins_its_field(store):
+    """A score sheet prints "mv 24" (moves) and "32 mv": the second reads as 32 millivolts ("voltage"); the
+    unit as written is the other's label, so it is the same field (and the other way round)."""
+    al = FieldAligner(store.con, DEFAULT)
+    for i in range(1, 4):
+        al.align(i, [num("mv", 20 + i, round_id=f"S1:R{i}"), num("rating", 1400 + i, round_id=f"S1:R{i}")])
+    volts = Observation("S1:R4", "voltage", "32 mv", 32.0, "mV", "number")
+    out = al.align(4, [volts, num("rating", 1404, round_id="S1:R4")])
+    assert [o.attribute for o in out] == ["mv", "rating"], out
+    other = FieldAligner(Store(Path(store.path).parent / "o.duckdb").con, DEFAULT)
+    for i in range(1, 4):
+        other.align(i, [Observation(f"S1:R{i}", "voltage", f"{30 + i} mv", 30.0 + i, "mV", "number"),
+                        num("rating", 1400 + i, round_id=f"S1:R{i}")])
+    assert [o.attribute for o in other.align(4, [num("mv", 24, round_id="S1:R4"), num("rating", 1404, round_id="S1:R4")])] \
+        == ["voltage", "rating"]
+    # a unit that is no label of the round's record stays apart: "3 kg" is not the moves
+    assert [o.attribute for o in al.align(5, [Observation("S1:R5", "weight", "3 kg", 3.0, "kg", "number"),
+                                              num("rating", 1405, round_id="S1:R5")])][0] != "mv"
+
+
 def test_vetoes_unit_dimension_kind_and_same_round(store):
     al = FieldAligner(store.con, DEFAULT)
     al.align(1, [num("weight", 2.0, "kg")])

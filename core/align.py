@@ -51,6 +51,7 @@ first few records of each stream).
 """
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -76,6 +77,7 @@ COMPANION_SHARE = 0.25  # a field g is f's usual companion when it was in >= 25%
 SLOT_SHARE = 0.5  # a field is a place to fill beside p when it was in >= half of p's rounds
 SENSE_MARK = "~"  # "duration~2": the field "duration" of a second kind of record (its column is "duration")
 MAX_SENSES = 5  # a quantity as generic as a duration is a field of each of several kinds of record
+FILL_MARGIN = 0.1  # the closest placing of new labels into a record's places must be this much closer than the next
 SLOT_NAME = 0.55  # name evidence a value gets for filling the one such place (structure, no spelling)
 SLOT_COSINE = 0.35  # below this label similarity two names are unlike (MiniLM: "hydration"/"rise" 0.25,
 #                     "rest duration"/"proof duration" 0.5, "precipitation"/"rainfall" 0.83)
@@ -401,8 +403,9 @@ class FieldAligner:
         if new and self.encoder is not None and self.config.field_alignment:
             self._encode_labels(new + list(self._fields))
         # a round with no known quantity (a field just split off by kind of record has no history)
-        joint = self._joint_record([firsts[r] for r in new]) if self.config.field_alignment and not any(
-            self._fields[f].kind == "number" for f in present if f not in created) else {}
+        anchors = [f for f in present if f not in created and self._fields[f].kind == "number"]
+        joint = ({} if not self.config.field_alignment else self._filled_record([firsts[r] for r in new], anchors)
+                 if anchors else self._joint_record([firsts[r] for r in new]))
         for raw in raws:
             if raw in self._alias and self._alias[raw] in self._fields:
                 continue
@@ -730,24 +733,48 @@ class FieldAligner:
                       {"reason": f"the round's quantities read as a known kind of record ({beside})",
                        "name": round(closeness[raw], 3)}) for raw, f in pairs.items()}
 
-    def _assign(self, nums: Sequence[Observation], group: set[str]) -> dict[str, str] | None:
+    def _filled_record(self, unknown: Sequence[Observation], anchors: Sequence[str]) -> dict[str, tuple[str, float, dict]]:
+        """New labels that fill, together and one to one, the places a known record still has beside the
+        round's known fields (`anchors`): a screen printing "dabblers | geese" above the lake survey's
+        "temperature (C)" where the texts say "mallards, greylag, temp". The places are the fields
+        beside every anchor in at least half of its rounds; there must be exactly as many as the new
+        numbers, each new number compatible with its place (unit, range, name not unlike), and of the
+        placings the one whose names are closest (spelling or meaning) must be clearly the closest.
+        raw -> (field, score, evidence), or nothing."""
+        nums = [x for x in unknown if x.value_kind == "number"]
+        if len(nums) < 2 or len(nums) > 4:
+            return {}
+        places = [g for g, fg in self._fields.items() if fg.kind == "number" and g not in anchors and all(
+            self._fields[a].companions.get(g, 0) >= SLOT_SHARE * max(1, self._fields[a].rounds) for a in anchors)]
+        if len(places) != len(nums):
+            return {}
+        pairs = self._assign(nums, places)
+        if pairs is None:
+            return {}
+        close = {(r, f): max(name_evidence(r, f)[0], self._cosine(r, f)) for r, f in pairs.items()}
+        beside = ", ".join(f"{r} as {f}" for r, f in pairs.items())
+        return {raw: (f, round(0.5 * SLOT_NAME + 0.5, 3),
+                      {"reason": f"the round's new labels fill the places of a {' + '.join(anchors)} record "
+                                 f"({beside})", "name": round(close[(raw, f)], 3)}) for raw, f in pairs.items()}
+
+    def _assign(self, nums: Sequence[Observation], group: Iterable[str]) -> dict[str, str] | None:
         """A one-to-one placing of the observations into the group's fields, each compatible and not
-        unlike by name, when exactly one such placing exists per observation (else None)."""
-        options = {}
-        for x in nums:
-            dim = _dimension(x.unit)
-            opts = [g for g in group if _compatible(x, self._fields[g], dim) and not contrasting(x.attribute, g)
-                    and self._name_ok(x, g)]
-            if not opts:
-                return None
-            options[x.attribute] = opts
-        out: dict[str, str] = {}
-        for raw in sorted(options, key=lambda r: len(options[r])):  # the most constrained first
-            free = [g for g in options[raw] if g not in out.values()]
-            if len(free) != 1:
-                return None  # none left, or a choice the record does not settle
-            out[raw] = free[0]
-        return out
+        unlike by name: the only one, or of several the one whose names are clearly closest (spelling
+        or meaning, by FILL_MARGIN: "dabblers | geese" beside "mallards | greylag"). None otherwise."""
+        group = sorted(group)
+        if len(nums) > len(group) or len(group) > 8:
+            return None
+        ok = {(x.attribute, g) for x in nums for g in group
+              if _compatible(x, self._fields[g], _dimension(x.unit)) and not contrasting(x.attribute, g)
+              and self._name_ok(x, g)}
+        raws = [x.attribute for x in nums]
+        placings = [dict(zip(raws, perm)) for perm in itertools.permutations(group, len(raws))
+                    if all((r, g) in ok for r, g in zip(raws, perm))]
+        if len(placings) <= 1:
+            return placings[0] if placings else None
+        close = {p: max(name_evidence(*p)[0], self._cosine(*p)) for p in ok}
+        ranked = sorted(((sum(close[(r, g)] for r, g in pl.items()), pl) for pl in placings), key=lambda t: -t[0])
+        return ranked[0][1] if ranked[0][0] - ranked[1][0] >= FILL_MARGIN else None
 
     def _cosine(self, a: str, b: str) -> float:
         va, vb = self._label_vec(a), self._label_vec(b)

@@ -87,6 +87,46 @@ def test_a_label_written_after_its_value_that_reads_as_a_unit_joins_its_field(st
                                               num("rating", 1405, round_id="S1:R5")])][0] != "mv"
 
 
+class _KindredEncoder(UnlikeEncoder):
+    """Birds are alike (cosine about 0.4 across kinds, as MiniLM finds "dabblers" and "greylag"), two words
+    of one kind more so (about 0.7: "dabblers" and "mallards" are ducks); other words apart."""
+
+    KIN = {"dabblers": 1, "mallards": 1, "geese": 2, "greylag": 2}
+
+    def encode(self, texts):
+        base = super().encode(texts)
+        out = []
+        for t, v in zip(texts, base):
+            k = self.KIN.get(t.strip().lower())
+            if k is not None:
+                shared, kind = np.zeros(self.dim, dtype=np.float32), np.zeros(self.dim, dtype=np.float32)
+                shared[0], kind[k] = 1.0, 1.0
+                v = 0.63 * shared + 0.55 * kind + 0.3 * v
+                v = v / np.linalg.norm(v)
+            out.append(v)
+        return np.asarray(out, dtype=np.float32)
+
+
+def test_a_screen_naming_every_quantity_its_own_way_is_placed_by_the_closest_names(store):
+    """A survey written "mallards, greylag, temp" in the texts and "dabblers | geese | temperature" on a
+    screen: both counts fit both places (same kind, unit, range); the closest names decide the placing."""
+    al = FieldAligner(store.con, DEFAULT, encoder=_KindredEncoder())
+    for i in range(1, 6):
+        al.align(i, [num("mallards", 30 + i, round_id=f"S1:R{i}"), num("greylag", 20 + 2 * i, round_id=f"S1:R{i}"),
+                     num("temp", 5 + i, "°C", round_id=f"S1:R{i}")])
+    out = al.align(6, [num("dabblers", 33, round_id="S1:R6"), num("geese", 27, round_id="S1:R6"),
+                       num("temperature", 7.5, "°C", round_id="S1:R6")])
+    assert [o.attribute for o in out] == ["mallards", "greylag", "temp"], out
+    # names with nothing to tell which is which stay apart rather than guess
+    other = FieldAligner(Store(Path(store.path).parent / "o.duckdb").con, DEFAULT, encoder=AlikeEncoder())
+    for i in range(1, 6):
+        other.align(i, [num("mallards", 30 + i, round_id=f"S1:R{i}"), num("greylag", 20 + 2 * i, round_id=f"S1:R{i}"),
+                        num("temp", 5 + i, "°C", round_id=f"S1:R{i}")])
+    out = other.align(6, [num("dabblers", 33, round_id="S1:R6"), num("geese", 27, round_id="S1:R6"),
+                          num("temperature", 7.5, "°C", round_id="S1:R6")])
+    assert out[0].attribute != "greylag" and out[1].attribute != "mallards"  # never the wrong way round
+
+
 def test_vetoes_unit_dimension_kind_and_same_round(store):
     al = FieldAligner(store.con, DEFAULT)
     al.align(1, [num("weight", 2.0, "kg")])

@@ -310,9 +310,9 @@ def _column_index(cands: Sequence[tuple[TableMeta, ColumnMeta]]):
     return val
 
 
-def tables_named(records: str | None, tables: Sequence[TableMeta], *, by_name_only: bool = False) -> set[str]:
-    """Tables whose name (or description, unless `by_name_only`) holds the head word of a records phrase
-    ('water changes' -> change_log), abbreviations included; the name before the description."""
+def tables_named(records: str | None, tables: Sequence[TableMeta]) -> set[str]:
+    """Tables whose name (or description) holds the head word of a records phrase ('water changes' ->
+    change_log), abbreviations included; the name before the description."""
     if not records:
         return set()
     rt = [w for w in tokens(records) if w not in RECORD_WORDS]
@@ -323,7 +323,7 @@ def tables_named(records: str | None, tables: Sequence[TableMeta], *, by_name_on
     def hit(w, pool):
         return w in pool or any(abbreviates(w, x) or abbreviates(x, w) for x in pool)
     by_name = {t.table_name for t in tables if hit(head, set(table_words(t.table_name)))}
-    if by_name or by_name_only:
+    if by_name:
         return by_name
     return {t.table_name for t in tables if hit(head, set(description_words(t.description)) - RECORD_WORDS)}
 
@@ -557,9 +557,8 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
                   named: set[str] = frozenset(), per: str | None = None) -> list[ColumnChoice]:
     """Rank the attribute columns of `tables` (of the given types) for `text`, best first.
 
-    `records`: the rows the question names ("over all my harvests"); when a table's name names them,
-    only its columns are ranked (a hard constraint). `dimension`: a unit dimension the question names (a
-    hard constraint: columns of another dimension are left out when any column has it); `implied`: a dimension the question's words
+    `dimension`: a unit dimension the question names (a hard constraint: columns of another
+    dimension are left out when any column has it); `implied`: a dimension the question's words
     suggest (an adjective of measure; a preference, not a constraint); `per`: the unit a compound
     quantity is asked per ('price/L' -> L: a hard constraint to columns in some unit per litre, when any)."""
     cands = [(t, c) for t in tables for c in t.attribute_columns()
@@ -573,11 +572,6 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         hard = [(t, c) for t, c in cands if unit_dimension(c.unit) in dims]
         if hard:
             cands = hard
-    # "over all my electricity readings": the rows the question names by their table's name are where the
-    # quantity is (a "meter" column of the water readings is not the electricity meter)
-    own_rows = tables_named(records, tables, by_name_only=True) if records else set()
-    if own_rows and any(t.table_name in own_rows for t, _ in cands):
-        cands = [(t, c) for t, c in cands if t.table_name in own_rows]
     per = per or asked_per(text)
     per_cols = {(t.table_name, c.name) for t, c in cands if per and per_unit(c.unit) == per}
     if per_cols:

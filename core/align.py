@@ -440,8 +440,8 @@ class FieldAligner:
         # a second raw attribute mapped to a field already present in this round keeps its own
         # field only when decided now (the veto above); known aliases that collide in one round
         # (an older decision) both fill the field: the first observation wins in the table
-        out = [replace(o, attribute=sense.get(o.attribute, self._alias[o.attribute]), raw_attribute=o.attribute)
-               for o in observations]
+        out = [_unit_dropped(replace(o, attribute=sense.get(o.attribute, self._alias[o.attribute]),
+                                     raw_attribute=o.attribute)) for o in observations]
         self._observe(out, text_vector)
         return out
 
@@ -839,6 +839,16 @@ class FieldAligner:
 
 
 MAGNITUDE = 20.0  # a value this many times beyond a field's range is of another quantity
+
+
+def _unit_dropped(o: Observation) -> Observation:
+    """`o` without a unit that was its field's name written after the value ("32 mv" in the field "mv":
+    32 moves, no millivolts), else `o` as it is."""
+    if not o.unit:
+        return o
+    written = re.sub(r"[^a-z]", "", re.sub(r"^[\s\d.,+-]+", "", o.raw_value or "").lower())
+    name = re.sub(r"[^a-z]", "", o.attribute.split(SENSE_MARK)[0].lower())
+    return replace(o, unit=None) if len(written) >= 2 and written == name else o
 
 
 def _unit_names(o: Observation, raw: str, name: str, f: _Field) -> bool:

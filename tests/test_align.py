@@ -76,6 +76,7 @@ def test_a_label_written_after_its_value_that_reads_as_a_unit_joins_its_field(st
     volts = Observation("S1:R4", "voltage", "32 mv", 32.0, "mV", "number")
     out = al.align(4, [volts, num("rating", 1404, round_id="S1:R4")])
     assert [o.attribute for o in out] == ["mv", "rating"], out
+    assert out[0].unit is None and out[0].number == 32.0  # 32 moves: the "unit" was the label
     other = FieldAligner(Store(Path(store.path).parent / "o.duckdb").con, DEFAULT)
     for i in range(1, 4):
         other.align(i, [Observation(f"S1:R{i}", "voltage", f"{30 + i} mv", 30.0 + i, "mV", "number"),

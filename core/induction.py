@@ -487,12 +487,17 @@ class Inducer:
         if not sx or not a:
             return 0.0
         sup = self.state.supports
-        taken = max((max((sup.get(frozenset((b, x)), 0) for b in s.attrs - {x}), default=0)
-                     for s in self.state.schemas.values() if x in s.attrs and s.attrs != a), default=0)
-        rest = sx - taken
+        rest = sx - self.explained(x, a)
         if rest <= 0:
             return 0.0
         return sum(sup.get(frozenset((b, x)), 0) / rest >= self.params.theta_a for b in a) / len(a)
+
+    def explained(self, x: str, a: frozenset[str]) -> int:
+        """The rounds of x that another schema holding x explains: those with its most frequent companion
+        there (the largest such count over the other schemas); 0 when no other schema holds x."""
+        sup = self.state.supports
+        return max((max((sup.get(frozenset((b, x)), 0) for b in s.attrs - {x}), default=0)
+                    for s in self.state.schemas.values() if x in s.attrs and s.attrs != a), default=0)
 
     def _optional_extension(self, sid: int, s: _Schema, singles: Iterable[str]):
         """Rule 3c (optional fields): the best attribute x of the round, not in schema s, that
@@ -554,7 +559,9 @@ class Inducer:
                 opt = self._optional_extension(sid, s, singles)
                 if opt is not None:
                     _, c, ext, n, own = opt
-                    numbers = (("supp", float(n)), ("schema_supp", float(sa)), ("ext_conf", ext), ("owned", own))
+                    (x,) = tuple(c - a)
+                    numbers = (("supp", float(n)), ("schema_supp", float(sa)), ("ext_conf", ext), ("owned", own),
+                               ("x_supp", float(self._single.get(x, 0))), ("explained", float(self.explained(x, a))))
             if numbers is not None:
                 old = a
                 st.schemas[sid] = _Schema(c, s.discovered, round_order)

@@ -78,6 +78,19 @@ def test_admitted_after_growing_by_an_optional_field_says_so_and_why_all_confide
     assert "optional field" in text and "not a condition for an extension" in text
 
 
+def test_a_field_another_table_holds_grows_a_schema_by_the_rounds_that_table_does_not_explain():
+    # {s, p, f} every solar report, {r, u} every meter reading, "p" also beside 12 of the 16 meter readings
+    stream = [(k, x) for k, x in enumerate(
+        [y for i in range(16) for y in ({"s", "p", "f"}, {"r", "u"} | ({"p"} if i % 4 else set()))], start=1)]
+    rows, events = run(stream)
+    grew = next(e for e in events if e["kind"] == "evolved" and "p" in e["pattern"] and "r" in e["pattern"])
+    r = row_at(rows, len(stream), grew["pattern"])
+    text = explain(r, thresholds=TH, events=events, stream=stream, tables={})
+    n = grew["numbers"]
+    assert f"of the {int(n['x_supp'] - n['explained'])} rounds with `p` that another table's records do not " \
+           f"explain (of {int(n['x_supp'])})" in text, text
+
+
 def test_evolved_by_extension_confidence_quotes_it_and_the_added_attributes_all_confidence():
     events = [
         {"round_order": 4, "kind": "discovered", "pattern": ("a", "b"), "schema_id": 3, "previous": (),

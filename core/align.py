@@ -841,25 +841,29 @@ class FieldAligner:
 MAGNITUDE = 20.0  # a value this many times beyond a field's range is of another quantity
 
 
+def _key(word: str) -> str:
+    return re.sub(r"[^a-z]", "", word.lower())
+
+
+def _written_unit(o: Observation) -> str:
+    """The unit of `o` as its raw value writes it, letters only ("32 mv" -> "mv"); "" without a unit."""
+    return _key(re.sub(r"^[\s\d.,+-]+", "", o.raw_value or "")) if o.unit else ""
+
+
 def _unit_dropped(o: Observation) -> Observation:
     """`o` without a unit that was its field's name written after the value ("32 mv" in the field "mv":
     32 moves, no millivolts), else `o` as it is."""
-    if not o.unit:
-        return o
-    written = re.sub(r"[^a-z]", "", re.sub(r"^[\s\d.,+-]+", "", o.raw_value or "").lower())
-    name = re.sub(r"[^a-z]", "", o.attribute.split(SENSE_MARK)[0].lower())
-    return replace(o, unit=None) if len(written) >= 2 and written == name else o
+    written = _written_unit(o)
+    return replace(o, unit=None) if len(written) >= 2 and written == _key(o.attribute.split(SENSE_MARK)[0]) else o
 
 
 def _unit_names(o: Observation, raw: str, name: str, f: _Field) -> bool:
     """Whether a unit and a label are one word written two ways: the unit of `o` as written ("32 mv") is the
     field's name ("mv"), or the new label ("mv" in "mv 24") is the unit the field's values were read in."""
-    def key(w: str) -> str:
-        return re.sub(r"[^a-z]", "", w.lower())
-    written = key(re.sub(r"^[\s\d.,+-]+", "", o.raw_value or "")) if o.unit else ""
-    if written and len(written) >= 2 and written == key(name) and not f.units:
+    written = _written_unit(o)
+    if len(written) >= 2 and written == _key(name) and not f.units:
         return True
-    return not o.unit and len(key(raw)) >= 2 and any(key(u) == key(raw) for u in f.units)
+    return not o.unit and len(_key(raw)) >= 2 and any(_key(u) == _key(raw) for u in f.units)
 
 
 def _another_magnitude(o: Observation, f: _Field) -> bool:

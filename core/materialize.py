@@ -364,6 +364,22 @@ def _stem(word: str) -> str:
     return word
 
 
+def said(stem: str, attributes: Sequence[str] = (), words: "RoundWords | None" = None) -> str:
+    """A stem as a word people write: the stem of "changed" is "chang", and a table of volume_changed and
+    share_changed is a change log when its rounds write "change". Candidates are the words of the
+    attribute names and of the rounds with that stem, or the stem and an "e"; a form that is no past or
+    -ing form wins, then the shortest; the stem itself when nothing has it."""
+    pool = {t for a in attributes for t in a.split("~")[0].split("_") if t}
+    if words is not None:
+        pool |= {w for w, *_ in words.rows} | {w for w, _ in words.context}
+    cands = [w for w in pool if _stem(w) == stem or w == stem + "e"]
+    if stem + "s" in pool:
+        cands.append(stem)  # a plural's stem is its singular ("rounds" -> "round")
+    if not cands:
+        return stem
+    return min(cands, key=lambda w: (w.endswith(("ed", "ing")), len(w), w))
+
+
 def rule_table_name(attributes: Sequence[str]) -> str:
     """A name from the (stemmed) words that recur across attribute names, plus "_log"."""
     return sanitize(_rule_stem(attributes)[0] + "_log")
@@ -610,7 +626,7 @@ def name_from_words(attributes: Sequence[str], words: RoundWords | None,
     rule = rule_table_name(attributes)
     stem, recurring = _rule_stem(attributes)
     if recurring:
-        return rule
+        return sanitize("_".join(said(w, attributes, words) for w in stem.split("_")) + "_log")
     named = [a for a in text_attributes if any(t not in GENERIC_WORDS for t in a.split("_"))]
     if len(named) == 1:
         return sanitize(named[0] + "_log")
@@ -620,7 +636,7 @@ def name_from_words(attributes: Sequence[str], words: RoundWords | None,
     cands = [w for w, sh, _ in words.rows if sh >= ROW_WORD_SHARE and _stem(w) in attr_words]
     if not cands:
         return rule
-    return sanitize(_stem(cands[0]) + "_log") if _stem(cands[0]) in attr_words else sanitize(cands[0] + "_log")
+    return sanitize(said(_stem(cands[0]), attributes, words) + "_log")
 
 
 def main_fields(attributes: Sequence[str], words: RoundWords | None, text_attributes: Sequence[str] = ()) -> set[str]:

@@ -18,7 +18,9 @@ compared as records:
   exactly one such pairing, covering the smaller rest, and either a field in
   common (a watering record printing "moist" on both devices, "h2o" on one and
   "watered" on the other) or one pair close in name (name evidence or cosine
-  >= CLOSE);
+  >= CLOSE); with a field in common, quantities with units may pair by unit
+  and range alone, their names unlike ("removed" in L and "volume changed" in
+  mL beside "cond" on both), bare counts may not;
 * each pair's smaller field joins the larger (`align.join_field`); the analytic
   memory is then rebuilt from the stored observations (core/analytic.py) as if
   the labels had been aligned from the start, so rows of both devices land in
@@ -179,7 +181,8 @@ def _base(name: str) -> str:
 
 
 def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, FieldStats],
-            similar: Similarity | None, lenient: bool = False, by_fit: bool = False) -> dict[str, str] | None:
+            similar: Similarity | None, lenient: bool = False, by_fit: bool = False,
+            anchored: bool = False, anchors: int = 0) -> dict[str, str] | None:
     """The one pairing of every field of `small` with a field of `large` (fit, names not unlike,
     names not contrasting), or None when there is none or more than one.
 
@@ -188,13 +191,22 @@ def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, Fi
     "irrigation" in mL beside "SM" and "soil moisture"): the caller asks for a shared field or a
     pair close in name, which with the other pairs says it is one kind of record.
     by_fit: every field may pair by fit alone (the caller has a text field of each holding the same
-    values, in rounds that read alike: "Mix type: nyjer" on a screen beside "seed type nyjer")."""
+    values, in rounds that read alike: "Mix type: nyjer" on a screen beside "seed type nyjer").
+    anchored: the two groups have a field in common (with lenient): every field with a unit may pair by
+    fit alone, its names unlike ("removed" in L and "volume changed" in mL, "share changed" and "portion" in
+    %, beside "cond" on the screen and in the text): a unit of one dimension and a range of one size are
+    evidence a bare count is not. One such pair alone needs two fields in common (`anchors`, texts
+    included: "sugar used" and the colony's name beside "volume" in mL and "syrup" in L): one shared
+    peak power does not make a solar panel's yield the house's use, both in kWh."""
     def fits(a):
         return [b for b in large if _fit(stats[a], stats[b]) and not contrasting(_base(a), _base(b))]
     options = {a: [b for b in fits(a) if _not_unlike(a, b, similar)] for a in small}
     empty = [a for a, o in options.items() if not o]
     if by_fit:
         options = {a: fits(a) for a in small}
+    elif lenient and anchored and empty and all(stats[a].unit for a in empty) and (len(small) >= 2 or anchors >= 2):
+        for a in empty:
+            options[a] = fits(a)
     elif lenient and len(empty) == 1 and len(small) >= 2:
         options[empty[0]] = fits(empty[0])
     elif lenient and len(small) >= STRUCTURAL and any(stats[a].unit for a in small):
@@ -316,7 +328,11 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
                 continue
             small, large = (ra, rb) if (len(ra), sorted(ra)) <= (len(rb), sorted(rb)) else (rb, ra)
             # (one pair may be unlike in name: the shared field, or another pair close in name, vouches)
-            pairs = pairing(small, large, stats, similar, lenient=True)
+            # (a text beside both whose values recur, a hive's or a client's name, not a reference number)
+            common_texts = {t for t in _texts_beside(a, stats) & _texts_beside(b, stats)
+                            if stats[t].values and 2 * len(stats[t].values) <= stats[t].rounds}
+            pairs = pairing(small, large, stats, similar, lenient=True, anchored=bool(shared),
+                            anchors=len(shared) + len(common_texts))
             anchor = None if shared else text_anchor(small, large, stats)
             if pairs is None and anchor is not None:
                 # no name vouches, but a text field of each holds the same values: the fit alone may pair
@@ -341,7 +357,7 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
             if by_shape and len(pairs) < STRUCTURAL:
                 continue  # without a field in common, one pair must be close in name (or three pair)
             unlike = [x for x, y in pairs.items() if not _not_unlike(x, y, similar)]
-            if len(unlike) >= 2 or by_shape:
+            if (len(unlike) >= 2 and not (shared and all(stats[x].unit for x in unlike))) or by_shape:
                 # paired by kind, unit and range alone: their rounds must read alike too (a till's photo and
                 # the market-day text, 0.6; a shop receipt's total/tax/items and a payment's, 0.4-0.45)
                 if not _read_alike(pairs, stats, TEXT_ALIKE):

@@ -16,7 +16,9 @@ _CROSS = {("mi", "km"): 1.609344, ("lb", "kg"): 0.45359237, ("oz", "g"): 28.3495
           ("mph", "km/h"): 1.609344, ("m/s", "km/h"): 3.6, ("psi", "kPa"): 6.894757, ("bar", "kPa"): 100.0,
           ("mmHg", "kPa"): 0.133322, ("kcal", "kJ"): 4.184, ("cal", "J"): 4.184,
           ("m³", "L"): 1000.0, ("cm³", "mL"): 1.0, ("ft³", "L"): 28.316846592, ("m²", "cm²"): 1e4,
-          ("ft²", "m²"): 0.09290304}
+          ("ft²", "m²"): 0.09290304,
+          # parts per million of water by mass: a milligram per litre (test kits print either)
+          ("ppm", "mg/L"): 1.0, ("ppb", "µg/L"): 1.0}
 _UNIT_SPELLINGS = {"kilometres": "km", "kilometers": "km", "kilometre": "km", "kilometer": "km",
                    "percent": "%", "percentage": "%", "beats": "bpm", "hrs": "h"}
 

@@ -758,6 +758,10 @@ def test_number_words_and_copulas_need_a_record_shape(text):
      {"consumption": (7.9, "L/100km"), "distance": (88.0, "km")}),
     # a label abbreviated right before the word that links it to its value ends no sentence
     ("Fuel stop: Measured the vol. at 29.89 ltr and 57.20EUR amount.", {"vol": (29.89, "L"), "amount": (57.2, "€")}),
+    # a count per time is a unit of its own, glued to its number or not, "/" or "per"
+    ("Tank lights: Lights: 8.3 hrs\nCO2 1.2bubbles/s", {"co2": (1.2, "bubbles/s"), "lights_duration": (498.0, "min")}),
+    ("Drip rate 4 drops per minute, flow 3.5 L/min", {"drip_rate": (4.0, "drops/min"), "flow": (3.5, "L/min")}),
+    ("Board check: 36 mites, 3.4 mites/day, period 5 days", {"mites": (36.0, None), "mites_day": (3.4, "mites/day")}),
 ])
 def test_labels_after_values_compound_units_and_participles(text, want):
     d = by_attr(ex(text))

@@ -189,7 +189,23 @@ def test_scorer_metrics_on_a_handcrafted_memory(tmp_path):
     assert {t["name"]: t["columns"] for t in m["table_list"]}["water_log"] == ["water", "plant", "mist"]
     line = gen.fmt_line("plants", m)
     assert line == ("domain=plants values_in_table=0.64 stream_coherence=0.60 field_coherence=0.45 "
-                    "recordless_rows=0.17 tables=3 streams=1")
+                    "recordless_rows=0.17 mixed_rows=0.00 tables=3 streams=1")
+    assert m["mixed_rows"] == 0.0  # one stream: nothing mixed in
+
+
+def test_rows_of_a_stream_in_a_table_another_stream_holds_are_mixed_in():
+    # a house's electricity readings (3 rounds) and a solar panel's (2 rounds) joined in one table
+    truth = {"observations": [], "streams": {"use": ["A1", "A2", "A3"], "solar": ["B1", "B2"]}, "plans": {},
+             "rounds": {r: {"kind": "record", "stream": "use" if r[0] == "A" else "solar"}
+                        for r in ("A1", "A2", "A3", "B1", "B2")}}
+    rows = [{"source": r, "kwh": 1.0} for r in ("A1", "A2", "A3", "B1", "B2")]
+    joined = gen.score_tables([{"name": "energy_log", "description": "", "n_rows": 5, "columns": ["kwh"],
+                                "rows": rows}], truth)
+    assert joined["mixed_rows"] == pytest.approx(2 / 5) and joined["stream_coherence"] == 1.0
+    apart = gen.score_tables([{"name": "use_log", "description": "", "n_rows": 3, "columns": ["kwh"], "rows": rows[:3]},
+                              {"name": "solar_log", "description": "", "n_rows": 2, "columns": ["kwh"], "rows": rows[3:]}],
+                             truth)
+    assert apart["mixed_rows"] == 0.0
 
 
 def test_value_matching_rules():
@@ -235,7 +251,7 @@ def test_small_slice_end_to_end_with_the_real_engine(tmp_path, capsys):
     print(out)
     assert rc == 0, out
     lines = re.findall(r"^domain=(\w+) values_in_table=([0-9.]+) stream_coherence=([0-9.]+) field_coherence=([0-9.]+) "
-                       r"recordless_rows=([0-9.]+) tables=(\d+) streams=(\d+)(?: named=[0-9.]+)?$", out, re.M)
+                       r"recordless_rows=([0-9.]+) mixed_rows=[0-9.]+ tables=(\d+) streams=(\d+)(?: named=[0-9.]+)?$", out, re.M)
     assert [x[0] for x in lines] == ["brewing", "language", "pooled"], out
     data = json.loads(out_json.read_text())
     assert all("metrics" in r for r in data["results"]), out

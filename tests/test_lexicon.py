@@ -45,7 +45,7 @@ def test_units_cover_si_prefixes_imperial_currencies_and_percent():
     for spelling, unit, dim in [("ml", "mL", "volume"), ("mL", "mL", "volume"), ("L", "L", "volume"),
                                 ("litres", "L", "volume"), ("g", "g", "mass"), ("kg", "kg", "mass"),
                                 ("oz", "oz", "mass"), ("lb", "lb", "mass"), ("°C", "°C", "temperature"),
-                                ("°F", "°F", "temperature"), ("kWh", "kWh", "energy"), ("ppm", "ppm", "ratio"),
+                                ("°F", "°F", "temperature"), ("kWh", "kWh", "energy"), ("ppm", "ppm", "concentration"),
                                 ("%", "%", "percent"), ("$", "$", "currency"), ("EUR", "€", "currency"),
                                 ("mg/dL", "mg/dL", "concentration"), ("mmol/L", "mmol/L", "concentration"),
                                 ("mmHg", "mmHg", "pressure"), ("rpm", "rpm", "rate"), ("km/h", "km/h", "speed"),

@@ -644,3 +644,14 @@ def test_a_number_printed_without_its_unit_is_read_in_the_unit_its_size_fits(sto
     assert got["S1:R9"] == pytest.approx(3600.0) and got["S1:R10"] == 2500.0 and got["S1:R6"] == pytest.approx(2600.0)
     # a column of one unit: a bare number is its unit's, whatever its size
     assert dict(con.execute(f"SELECT source, tank FROM {ch.schema.table_name}").fetchall())["S1:R9"] == 9.0
+
+
+def test_a_table_named_by_a_stem_is_named_by_a_word_people_write():
+    from core.materialize import RoundWords, name_from_words
+
+    fields = ["volume_changed", "share_changed", "cond"]
+    # the stem of "changed" is "chang": the rounds' "change" names the table, else the field's own word
+    assert name_from_words(fields, RoundWords((("change", 0.6, 1.0), ("water", 0.5, 1.0)), ())) == "change_log"
+    assert name_from_words(fields, None) == "changed_log"
+    assert name_from_words(["bottle_filled", "fill_count"], None) == "fill_log"  # the shorter form
+    assert name_from_words(["plants", "plant_height"], None) == "plant_log"  # a plural's singular

@@ -56,12 +56,15 @@ def test_condition_context_is_its_own_clause():
 @pytest.mark.parametrize("value,frm,to,expected", [
     (7, "hours", "min", 420), (7.5, "h", "min", 450), (90, "min", "h", 1.5), (5, "mi", "km", 8.04672),
     (5.5, "min/km", "min/km", 5.5), (2, "kilometres", "m", 2000),
+    # a test kit's ppm is a milligram per litre of water
+    (0.4, "ppm", "mg/L", 0.4), (25, "mg/L", "ppm", 25), (300, "ppb", "mg/L", 0.3), (2, "ppm", "g/L", 0.002),
 ])
 def test_convert_between_units_of_one_dimension(value, frm, to, expected):
     assert math.isclose(convert(value, frm, to), expected, rel_tol=1e-6)
 
 
-@pytest.mark.parametrize("frm,to", [("km", "min/km"), ("bpm", "%"), ("hours", "km"), ("parsecs", "km")])
+@pytest.mark.parametrize("frm,to", [("km", "min/km"), ("bpm", "%"), ("hours", "km"), ("parsecs", "km"),
+                                     ("ppm", "mmol/L"), ("bubbles/s", "drops/s")])
 def test_convert_refuses_other_dimensions(frm, to):
     assert convert(1.0, frm, to) is None
 

@@ -602,3 +602,22 @@ def test_a_word_naming_a_count_column_and_a_category_value_is_read_by_the_record
         assert s.value["value"] == pytest.approx(statistics.mean(r["length"] for r in games if r["result"] == "win"))
     finally:
         con.close()
+
+
+def test_a_compound_label_written_as_printed_names_its_column():
+    import numpy as np
+
+    from core.planning.columns import match_columns
+    from core.planning.metadata import ColumnMeta, TableMeta
+
+    # a mite board prints "Mites" and "Mites/day"; the encoder finds "mites" closest to the words
+    def embed(texts):
+        return np.asarray([[1.0, 0.0] if "day" not in t else [0.7, 0.714] for t in texts])
+    enc = (embed, lambda q: np.asarray([1.0, 0.0]), DEFAULT.lambda_meta)
+    tables = [TableMeta("mite_log", "One row per mite record: mites, mites day, period.",
+                        (ColumnMeta("mites", "DOUBLE"), ColumnMeta("mites_day", "DOUBLE", aliases=("Mites/day",)),
+                         ColumnMeta("period", "DOUBLE")), 9)]
+    for q in ("What was my highest mites/day?", "Latest Mites / day I logged?"):
+        assert match_columns(q, tables, *enc)[0].column == "mites_day", q
+    # the words alone ask for the mites
+    assert match_columns("What was my highest mite count?", tables, *enc)[0].column == "mites"

@@ -169,7 +169,7 @@ def test_a_field_both_devices_print_alike_anchors_the_rest():
     assert plan_merges(s2, unlike) == []
 
 
-def test_with_a_field_in_common_one_pair_may_be_unlike_in_name():
+def test_with_a_field_in_common_pairs_with_units_may_be_unlike_in_name():
     # scale A: harvest (kg), water content (%), frames; scale B: net (kg), moisture (%), frames
     s = {
         "harvest": stats("harvest", "kg", 2, 21, 19, {"frames": 19, "water_content": 17}),
@@ -180,8 +180,17 @@ def test_with_a_field_in_common_one_pair_may_be_unlike_in_name():
     }
     sim = lambda a, b: 1.0 if a == b else 0.45 if {a, b} == {"moisture", "water_content"} else 0.2  # noqa: E731
     assert {(m.source, m.target) for m in plan_merges(s, sim)} == {("net", "harvest"), ("moisture", "water_content")}
-    # two unlike pairs are too many; without the shared field one pair must be close in name
-    assert plan_merges(s, lambda a, b: 1.0 if a == b else 0.2) == []
+    # two pairs unlike in name, both quantities with units of one dimension: the shared field vouches
+    far = lambda a, b: 1.0 if a == b else 0.2  # noqa: E731
+    assert {(m.source, m.target) for m in plan_merges(s, far)} == {("net", "harvest"), ("moisture", "water_content")}
+    # ... bare counts are no such evidence: two unlike pairs of them are too many
+    counts = {k: replace(v, unit=None, dimension=None) if k in ("harvest", "net", "water_content", "moisture") else v
+              for k, v in s.items()}
+    assert plan_merges(counts, far) == []
+    # ... nor a unit of another dimension on one side
+    grams = dict(s, net=replace(s["net"], unit="mL", dimension="volume"))
+    assert plan_merges(grams, far) == []
+    # without the shared field one pair must be close in name
     apart = {k: v for k, v in s.items() if k != "frames"}
     apart = {k: stats(k, v.unit, v.vmin, v.vmax, v.rounds, {c: n for c, n in v.companions.items() if c != "frames"})
              for k, v in apart.items()}
@@ -658,3 +667,27 @@ def test_an_unlabelled_text_two_kinds_of_record_open_their_lines_with_is_two_fie
             assert len(texts) >= 1, cols
             names = {v for c in texts for (v,) in con.execute(f'SELECT DISTINCT "{c}" FROM "{t}"').fetchall() if v}
             assert names <= set(openings) or names <= set(people) | {"win", "draw", "loss"}, (t, names)
+
+
+def test_one_pair_unlike_in_name_needs_two_fields_in_common():
+    # a feeding told in text (sugar used kg, volume mL) and on an app's screen (sugar used kg, syrup L),
+    # both naming the colony: "volume" and "syrup" are unlike, the sugar and the colony's name vouch
+    s = {
+        "sugar_used": stats("sugar_used", "kg", 1.5, 4.6, 33, {"volume": 22, "syrup": 11, "colony": 27}),
+        "volume": stats("volume", "mL", 2700, 6000, 22, {"sugar_used": 22, "colony": 18}),
+        "syrup": stats("syrup", "L", 1.1, 5.0, 11, {"sugar_used": 11, "colony": 9}),
+        "colony": replace(stats("colony", None, None, None, 27, {"sugar_used": 27, "volume": 18, "syrup": 9},
+                                kind="text"), values=frozenset({"hive a", "hive c", "hive d"})),
+    }
+    far = lambda a, b: 1.0 if a == b else 0.2  # noqa: E731
+    assert [(m.source, m.target) for m in plan_merges(s, far)] == [("syrup", "volume")]
+    # the colony a reference number instead (a value per round): one field in common is not enough ...
+    refs = dict(s, colony=replace(s["colony"], values=frozenset(f"r{i}" for i in range(27))))
+    assert plan_merges(refs, far) == []
+    # ... as a house's use and a solar panel's yield, both in kWh beside one peak power, are two streams
+    meters = {
+        "peak": stats("peak", "kW", 0.8, 4.9, 54, {"usage": 23, "yield": 31}),
+        "usage": stats("usage", "kWh", 4, 31, 31, {"peak": 23}),
+        "yield": stats("yield", "kWh", 2, 28, 31, {"peak": 31}),
+    }
+    assert plan_merges(meters, far) == []

@@ -97,12 +97,37 @@ def parse_unit(raw: str | None) -> UnitInfo | None:
             return UnitInfo(f"/{ub.unit}", f"per_{ub.dimension}", 1.0)
     if key.count("/") == 1 and not key.startswith("/"):
         a, b = key.split("/")
+        rate = count_rate(a, b)
+        if rate is not None:
+            return rate
         ua, ub = parse_unit(a), parse_unit(b)
         if ua is not None and ub is not None and ua.dimension != ub.dimension:
             dim = _COMPOUND_DIMS.get((ua.dimension, ub.dimension), f"{ua.dimension}_per_{ub.dimension}")
             ca = ua.unit if ua.dimension != "duration" else a.strip()
             cb = ub.unit if ub.dimension != "duration" else b.strip()
             return UnitInfo(f"{ca}/{cb}", dim, 1.0)
+    return None
+
+
+# what a count is per in a rate ("bubbles/s", "drops per minute", "visits/day"): a time unit's short spelling
+_PER_TIME = {"s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s", "min": "min", "mins": "min",
+             "minute": "min", "minutes": "min", "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h"}
+
+
+def count_rate(count: str, per: str) -> UnitInfo | None:
+    """The unit of a count per time ("bubbles" per "s" -> bubbles/s, dimension count_per_duration): `count` a
+    plural word that is no unit ("km" per hour is a speed), `per` a time unit or a calendar noun ("day",
+    "week"); None otherwise. Such rates are units of their own, converted to nothing."""
+    word, per = count.strip().lower(), per.strip().lower()
+    if not re.fullmatch(r"[a-z]{2,}s", word) or word.endswith("ss") or parse_unit(word) is not None:
+        return None
+    lex = active_lexicon()
+    if word in lex.number_words or word in lex.calendar_nouns:
+        return None
+    if per in _PER_TIME:
+        return UnitInfo(f"{word}/{_PER_TIME[per]}", "count_per_duration", 1.0)
+    if per in lex.calendar_nouns:
+        return UnitInfo(f"{word}/{per[:-1] if per.endswith('s') else per}", "count_per_duration", 1.0)
     return None
 
 
@@ -232,4 +257,5 @@ def canonical_text(raw: str | None) -> str | None:
 
 
 __all__ = ["UnitInfo", "parse_unit", "split_label_unit", "normalize_attribute", "canonical_text",
-           "canonical_word", "TEXT_CANON", "WORD_MAP", "DURATION_UNIT", "use_lexicon", "active_lexicon", "lemma"]
+           "canonical_word", "TEXT_CANON", "WORD_MAP", "DURATION_UNIT", "use_lexicon", "active_lexicon", "lemma",
+           "count_rate"]

@@ -57,6 +57,7 @@ from core.extract.normalize import (
     active_lexicon,
     canonical_text,
     normalize_attribute,
+    count_rate,
     parse_unit,
     split_label_unit,
     use_lexicon,
@@ -112,6 +113,11 @@ def _patterns(lex: Lexicon) -> list[tuple[str, re.Pattern]]:
                                 rf"(?:\s?({unit_alt})(?![\w/]))?", re.I)),
         ("currency", re.compile(rf"([{cur}])\s?((?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?)(k|K)?(?![\w])"
                                 rf"|((?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?)\s?([{cur}])(?![\w])")),
+        # a count per time: "1.2bubbles/s", "4 drops per minute", "12 visits/day" (a word the lexicon has no
+        # unit for before a time; `count_rate` decides)
+        ("count_rate", re.compile(rf"(?<![\w.,/:#{cur}])({_NUM})\s?([A-Za-z]{{3,}})(?:\s?/\s?|\s+per\s+)"
+                                  r"(seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|days?|weeks?|months?|years?)"
+                                  r"(?![\w/])", re.I)),
         # (a number is read whole: "7.9l/…" is never the "7" before its decimals)
         ("number", re.compile(rf"(?<![\w.,/:#{cur}])({_NUM})(?:[ \u00a0]?({unit_alt})(?![\w/%])|(?![\w]|\.\d))", re.I)),
         # "31d", "2d": a number and one lower-case letter the lexicon has no unit for (the letter of a unit
@@ -254,6 +260,9 @@ def _make_value(kind: str, m: re.Match, a: int, b: int, raw: str, text: str) -> 
         n = active_lexicon().number_words.get(raw.lower())
         # "Games: seven", "my puzzles was six": a number word, only ever taken with a strong label
         return None if n is None else Value(a, b, raw, "number", float(n), None, bare_int=True, word=True)
+    if kind == "count_rate":
+        unit = count_rate(m.group(2), m.group(3))
+        return None if unit is None else Value(a, b, raw, "number", _to_float(m.group(1)), unit)
     if kind == "number":
         num, unit_raw = m.group(1), m.group(2)
         after = text[b:b + 3]
@@ -642,7 +651,11 @@ def _label_ok(label: str, v: Value) -> bool:
     return bool(_label_words(label))
 
 
-def _dim_name(dim: str) -> str:
+def _dim_name(dim: str, unit: str | None = None) -> str:
+    """The name of a value known only by its unit: its dimension's word, or a count rate's own words
+    ("3.4 mites/day" -> "mites day", as the label "mites/day" is named)."""
+    if dim == "count_per_duration" and unit:
+        return unit.replace("/", " ")
     return _DIM_NAMES.get(dim, dim)
 
 
@@ -871,7 +884,7 @@ def _unit_named(v: Value, lab: Label, text: str, structured: bool, descriptive: 
         tentative = not (verb or re.search(r":(?!\d)", head) or _sentence_has_unit_list(text, v))
     else:
         tentative = False
-    dname = _dim_name(unit.dimension)
+    dname = _dim_name(unit.dimension, unit.unit)
     name = f"{verb} {dname}" if verb and unit.dimension != "duration" else (f"{verb}" if verb else dname)
     f = _value_found(name, v, label_raw="", average=lab.average, dim_name=True, verb=verb)
     return [replace(f, tentative=tentative)] if f else []
@@ -1581,7 +1594,7 @@ def _name_by_shape(text: str, found: list[Found]) -> list[Found]:
                 if f.tentative:
                     continue
             else:
-                f = replace(f, attribute=normalize_attribute(_dim_name(f.dim), dimension=f.dim) or f.attribute)
+                f = replace(f, attribute=normalize_attribute(_dim_name(f.dim, f.unit), dimension=f.dim) or f.attribute)
         out.append(f)
     for verb in multi:
         act = _activity(text, groups[verb])

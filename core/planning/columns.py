@@ -157,6 +157,16 @@ def asked_per(text: str) -> str | None:
     return None
 
 
+def _flat(name: str) -> str:
+    """A name's letters and digits, lower case ("Mites/day", "mites_day" -> "mitesday")."""
+    return re.sub(r"[^a-z0-9]+", "", name.lower())
+
+
+def written_compounds(text: str) -> set[str]:
+    """The compounds a question writes with a slash ("mites/day", "pts/game"), flattened (`_flat`)."""
+    return {_flat(m[0]) for m in re.finditer(r"\b[a-z]+\s*/\s*[a-z]+\b", text.lower())}
+
+
 def per_unit(unit: str | None) -> str | None:
     """The canonical unit after a compound unit's slash ('€/L' -> 'L', '/100km' -> None)."""
     if not unit or "/" not in unit:
@@ -572,6 +582,12 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         hard = [(t, c) for t, c in cands if unit_dimension(c.unit) in dims]
         if hard:
             cands = hard
+    written = written_compounds(text)
+    exact = [(t, c) for t, c in cands if written & {_flat(n) for n in (c.name, *c.aliases)}]
+    if exact:
+        # the question writes a column's compound label as the memory printed it ("mites/day"): that column,
+        # not "mites" per day
+        cands = exact
     per = per or asked_per(text)
     per_cols = {(t.table_name, c.name) for t, c in cands if per and per_unit(c.unit) == per}
     if per_cols:

@@ -349,9 +349,9 @@ def lemma(word: str, irregular: Mapping[str, str] = IRREGULAR_VERBS) -> str:
             if (_vowel_groups(stem) == 1 and len(stem) >= 2 and stem[-1] not in "aeiouwxy"
                     and stem[-2] in "aeiou" and (len(stem) < 3 or stem[-3] not in "aeiou")):
                 return stem + "e"  # biked -> bike, hiked -> hike, baking -> bake
-            if suf == "ed" and stem.endswith(("at", "iz", "is", "ur", "v", "ag", "uc", "rg", "dg")) \
-                    and not stem.endswith("ee"):
-                return stem + "e"  # created -> create, realized -> realize, moved -> move
+            if suf == "ed" and stem.endswith(("at", "iz", "is", "ur", "v", "ag", "uc", "rg", "dg", "chang", "rang",
+                                              "lleng", "ung")) and not stem.endswith("ee"):
+                return stem + "e"  # created -> create, realized -> realize, moved -> move, changed -> change
             return stem
     return w
 

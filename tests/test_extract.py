@@ -762,6 +762,10 @@ def test_number_words_and_copulas_need_a_record_shape(text):
     ("Tank lights: Lights: 8.3 hrs\nCO2 1.2bubbles/s", {"co2": (1.2, "bubbles/s"), "lights_duration": (498.0, "min")}),
     ("Drip rate 4 drops per minute, flow 3.5 L/min", {"drip_rate": (4.0, "drops/min"), "flow": (3.5, "L/min")}),
     ("Board check: 36 mites, 3.4 mites/day, period 5 days", {"mites": (36.0, None), "mites_day": (3.4, "mites/day")}),
+    # a list item that is only "<noun> <participle> <value>" is a label and its value, not a clause's verb
+    ("Did a water change. Changed: 12.2 l; share changed 31 percent; Conditioner: 10 mL",
+     {"changed": (12.2, "L"), "share_changed": (31.0, "%"), "conditioner": (10.0, "mL")}),
+    ("Harvest: 12 kg honey, frames extracted 16", {"honey": (12.0, "kg"), "frames_extracted": (16.0, None)}),
 ])
 def test_labels_after_values_compound_units_and_participles(text, want):
     d = by_attr(ex(text))

@@ -23,6 +23,8 @@ def test_builtin_lexicon_is_the_default_and_frozen():
     ("ran", "run"), ("slept", "sleep"), ("rode", "ride"), ("won", "win"), ("bought", "buy"),
     ("played", "play"), ("watered", "water"), ("stopped", "stop"), ("tried", "try"), ("hiked", "hike"),
     ("practised", "practise"), ("fertilized", "fertilize"), ("running", "run"), ("moved", "move"),
+    ("changed", "change"), ("arranged", "arrange"), ("challenged", "challenge"), ("plunged", "plunge"),
+    ("hanged", "hang"), ("belonged", "belong"),
 ])
 def test_lemma_by_irregular_table_and_morphology(word, lem):
     assert lemma(word) == lem

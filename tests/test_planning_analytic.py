@@ -365,3 +365,13 @@ def test_a_record_noun_of_three_words_is_the_records_not_the_target(question, re
 def test_a_pronoun_ends_the_record_noun():
     a = analyze("What's my total points haul from all the card rounds I won?", NOW, FIRST)
     assert a.records == "card rounds" and "i won" in a.target_text  # the condition stays the question's
+
+
+@pytest.mark.parametrize("question,kind", [
+    ("Latest order total I logged?", "latest"), ("First order total in my orders?", "first"),
+    ("What was my latest total?", "latest"),
+    # "in total" adds, whatever names the rows
+    ("What was my order total in total?", "aggregate"), ("Last 3 orders total?", "aggregate"),
+])
+def test_an_ordinal_opening_the_question_names_one_record_whose_total_is_asked(question, kind):
+    assert analyze(question, NOW, FIRST).kind == kind

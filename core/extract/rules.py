@@ -419,7 +419,12 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
                 words.append((w, tokens[i][1]))
                 i -= 1
                 continue
-            if not ((strong or skipped) and not words and re.match(r"[a-z]", prev) and prev not in lex.pronouns
+            # (or a record list's item that is only "<noun> <participle> <value>": "Changed: 12.2 l; share changed
+            # 31 percent; Conditioner: 10 mL")
+            listed = lists and not structured and not words and _clause_start(text, tokens[i][1]) <= tokens[i - 1][1] \
+                if i > 0 else False
+            listed = listed and _item_ends_clause(text, value) and _record_list(text, value, values)
+            if not ((strong or skipped or listed) and not words and re.match(r"[a-z]", prev) and prev not in lex.pronouns
                     and prev not in lex.boundary_words and prev not in lex.determiners and not _is_verb(prev, lex)):
                 break  # "I burned 450 kcal": the verb is not part of a label
             # "my minutes spent was 40m", "distance covered: 5 km": a participle inside the label
@@ -459,6 +464,12 @@ def _proper_noun(text: str, w: str, pos: int) -> bool:
         return False
     before = text[:pos].rstrip()
     return bool(before) and not re.search(r"[.!?:;(\n|\t]$", before) and before[-1] != "\u2022"
+
+
+def _item_ends_clause(text: str, value: Value) -> bool:
+    """Nothing but a trailer ("today", "in total") follows `value` to its clause's end."""
+    m = _CLAUSE_BREAK.search(text, value.end)
+    return bool(_TRAILER.fullmatch(text[value.end:m.start() if m else len(text)]))
 
 
 def _record_list(text: str, value: Value, values: list[Value]) -> bool:

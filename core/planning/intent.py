@@ -524,7 +524,7 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
     ordinal_total = re.search(r"\b(?:first|earliest|initial|latest|last|most\s+recent)\s+(?:total|sum)\b", low) or (
         # "what total did my last order show", "the total of my first expense": one record, named by an
         # ordinal, has a total; only "in total", "altogether" or a sum of records adds
-        re.search(r"\b(?:the|my|our)\s+(?:first|earliest|initial|latest|last|most\s+recent)\s+(?!(?:\d+|two|three|four|"
+        re.search(r"(?:\b(?:the|my|our)\s+|^\s*)(?:first|earliest|initial|latest|last|most\s+recent)\s+(?!(?:\d+|two|three|four|"
                   r"five|six|seven|eight|nine|ten|few|several|couple)\b)[a-z-]+\b(?<!s)", said)
         and not re.search(r"\bin total\b|\baltogether\b|\bcombined\b|\bsum\b|\bcumulative", said))
     if re.search(_SUM, low) and not ordinal_total:

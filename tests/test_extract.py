@@ -766,6 +766,8 @@ def test_number_words_and_copulas_need_a_record_shape(text):
     ("Did a water change. Changed: 12.2 l; share changed 31 percent; Conditioner: 10 mL",
      {"changed": (12.2, "L"), "share_changed": (31.0, "%"), "conditioner": (10.0, "mL")}),
     ("Harvest: 12 kg honey, frames extracted 16", {"honey": (12.0, "kg"), "frames_extracted": (16.0, None)}),
+    # "since last" ends a label, it does not stop it
+    ("Refilled the feeder. Seeds: 1367 gr, days since last: 6 d", {"seeds": (1367.0, "g"), "days_since": (6.0, None)}),
 ])
 def test_labels_after_values_compound_units_and_participles(text, want):
     d = by_attr(ex(text))

@@ -394,6 +394,12 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
             continue
         if not words and lw in lex.time_words and not structured:
             break  # "hiked 6.5 km this morning in 37 minutes": "morning" does not name the 37 minutes
+        if not words and lw in ("last", "next", "first") and i > 0 and \
+                _low(tokens[i - 1][0]) in ("since", "until", "till", "before", "after"):
+            # "days since last: 6 d": "since last" ends the label (a time since the last one), it names nothing
+            words.extend([(w, tokens[i][1]), (tokens[i - 1][0], tokens[i - 1][1])])
+            i -= 2
+            continue
         if lw in lex.boundary_words or lw in lex.determiners:
             if words and lw in lex.determiners and i > 0 and _low(tokens[i - 1][0]) in lex.connectives \
                     and _low(tokens[i - 1][0]) not in lex.weak_connectives:
@@ -1882,6 +1888,8 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
             return row
         c = multi[0]
         pieces = [_Cell(m.group(0), c.start + m.start(), (), False, False) for m in re.finditer(r"\S+", c.text)]
+        if any(len(x.text) < 2 for x in pieces):
+            return row  # "Hive A", "Tank B": a name with its letter, not two values
         if mark:
             leading_split.update(id(x) for x in pieces)
         k = row.index(c)

@@ -340,6 +340,8 @@ def lemma(word: str, irregular: Mapping[str, str] = IRREGULAR_VERBS) -> str:
     if w in irregular:
         return irregular[w]
     for suf in ("ied", "ed", "ing"):
+        if suf == "ed" and w.endswith("eed"):
+            continue  # "feed", "need", "speed" are base forms ("agreed" is left as it is)
         if w.endswith(suf) and len(w) > len(suf) + 1:
             stem = w[: -len(suf)]
             if suf == "ied":

@@ -414,7 +414,7 @@ def _nice_date(x) -> str:
 
 
 def rule_description(name: str, columns: Sequence[Column], n_rounds: int, span: tuple | None,
-                     modalities: Mapping[str, int] | None = None) -> str:
+                     modalities: Mapping[str, int] | None = None, mentioned: Sequence[str] = ()) -> str:
     """A description a person reads: what one row is, its fields with units, since when, and where
     the values were read ("One row per watering record: water (mL), soil moisture (%). First
     recorded 4 Feb 2025; read from images and text."). No counts: they would go stale as rows are
@@ -425,6 +425,8 @@ def rule_description(name: str, columns: Sequence[Column], n_rounds: int, span: 
         parts.append(_words(c.name) + unit)
     subject = _words(name[:-4] if name.endswith("_log") else name).strip()
     out = f"One row per {subject} record: {', '.join(parts)}."
+    if mentioned:
+        out += f" Its rounds also mention {', '.join(mentioned)}."
     if span and span[0] is not None:
         out += f" First recorded {_nice_date(span[0])}."
     if modalities:
@@ -483,6 +485,32 @@ class RoundWords:
     rows: tuple[tuple[str, float, float], ...]  # (word, share, score), best first
     context: tuple[tuple[str, float], ...]  # (word, score), best first
     topics: tuple[tuple[str, float], ...] = ()  # ("lake_survey", 0.92), best first
+    names: frozenset[str] = frozenset()  # words the rounds write as names (apps, people, places)
+
+
+MENTION_SHARE = 0.2  # a word in at least this share of a table's rounds is one they mention ...
+MENTIONS = 4  # ... at most this many, best scored first
+
+
+def mentions(words: "RoundWords", columns: Sequence[str], table_name: str) -> tuple[str, ...]:
+    """What a table's rounds talk about beyond its fields, for its description ("dough", "proofing" beside
+    rest duration and temperature): words of at least MENTION_SHARE of its rounds, best scored first, but
+    not its columns' or its name's words, names (an app's, a person's), past-tense verbs, or words about the
+    medium or the occasion of a record ("screenshot", "update")."""
+    lex = active_lexicon()
+    own = {_stem(w) for n in (*columns, table_name) for w in n.split("~")[0].split("_") if w}
+    out = []
+    for w, share, _ in words.rows:
+        if share < MENTION_SHARE or len(out) >= MENTIONS:
+            continue
+        if _stem(w) in own or any(len(x) >= 3 and (x.startswith(w) or w.startswith(x)) for x in own):
+            continue  # a field's name or its abbreviation ("temp" beside "temperature")
+        if w in words.names or lex.is_past(w) or w in lex.media_words or w in lex.occasion_words or \
+                lex.lemma(w) in lex.record_words or w in lex.reporting_verbs or w in lex.light_verbs or \
+                w in lex.connectives or w in lex.prepositions or w in lex.stop_words or w in GENERIC_WORDS:
+            continue
+        out.append(w)
+    return tuple(out)
 
 
 TOPIC_MIN_ROUNDS = 5  # a topic is said in at least this many of a table's rounds ...
@@ -682,6 +710,7 @@ class _Table:
     discovered: int
     updated: int
     llm_description: str | None = None  # the LLM's description, used instead of the rule-based one
+    mentions: tuple[str, ...] = ()  # what its rounds talk about beyond its fields (`mentions`), set at a build's end
 
     @property
     def attributes(self) -> tuple[str, ...]:
@@ -854,12 +883,16 @@ class Materializer:
             return {}
         renamed: dict[str, str] = {}
         for _, t in sorted(self._tables.items()):
-            if t.discovered < since_order:
-                continue
             rounds = [r for (r,) in self.con.execute(f"SELECT DISTINCT source FROM {quote(t.table_name)} "
                                                      "WHERE source IS NOT NULL").fetchall()]
             words = self._round_words(rounds)
-            if not words or not words.topics:
+            said = mentions(words, [c["name"] for c in t.columns], t.table_name) if words else ()
+            if said != t.mentions:
+                # (every table, old ones too: what its rounds mention grows with them)
+                t.mentions = said
+                t.description = self._description(t, self._count(t.table_name))
+                self._save_schema(t)
+            if t.discovered < since_order or not words or not words.topics:
                 continue  # a name from the fields stays as it was made (their types may have moved since)
             base = name_from_words(t.attributes, words)
             if base == t.table_name or re.fullmatch(re.escape(base[:58]) + r"_\d+", t.table_name):
@@ -871,6 +904,7 @@ class Materializer:
             self.con.execute(f"ALTER TABLE {quote(t.table_name)} RENAME TO {quote(new)}")
             renamed[t.table_name] = new
             t.table_name = new
+            t.mentions = mentions(words, [c["name"] for c in t.columns], new)
             t.description = self._description(t, self._count(new))
             self._save_schema(t)
         if renamed:
@@ -1029,7 +1063,7 @@ class Materializer:
                                      "WHERE modality IS NOT NULL GROUP BY ALL").fetchall())
         return rule_description(table.table_name,
                                 [Column(c["name"], c["dtype"], c.get("unit")) for c in table.columns], n_rows,
-                                span, mods)
+                                span, mods, table.mentions)
 
     def _when(self) -> frozenset[str]:
         """The attributes of the tables' date and time columns."""
@@ -1112,7 +1146,8 @@ class Materializer:
                      key=lambda x: (-x[1], x[0]))
         return RoundWords(tuple((w, round(sh, 3), round(sc, 3)) for w, sh, sc in scored[:12]),
                           tuple((w, round(sc, 3)) for w, sc in ctx[:8]),
-                          topic_words(texts, mine, values | labels, words)[:3])
+                          topic_words(texts, mine, values | labels, words)[:3],
+                          frozenset(_canonical_token(w) for w in proper_nouns(texts[r] for r in mine)))
 
     def _save_schema(self, t: _Table) -> None:
         self.con.execute(

@@ -24,7 +24,7 @@ def test_builtin_lexicon_is_the_default_and_frozen():
     ("played", "play"), ("watered", "water"), ("stopped", "stop"), ("tried", "try"), ("hiked", "hike"),
     ("practised", "practise"), ("fertilized", "fertilize"), ("running", "run"), ("moved", "move"),
     ("changed", "change"), ("arranged", "arrange"), ("challenged", "challenge"), ("plunged", "plunge"),
-    ("hanged", "hang"), ("belonged", "belong"),
+    ("hanged", "hang"), ("belonged", "belong"), ("feed", "feed"), ("need", "need"), ("speed", "speed"),
 ])
 def test_lemma_by_irregular_table_and_morphology(word, lem):
     assert lemma(word) == lem

@@ -655,3 +655,16 @@ def test_a_table_named_by_a_stem_is_named_by_a_word_people_write():
     assert name_from_words(fields, None) == "changed_log"
     assert name_from_words(["bottle_filled", "fill_count"], None) == "fill_log"  # the shorter form
     assert name_from_words(["plants", "plant_height"], None) == "plant_log"  # a plural's singular
+
+
+def test_a_description_says_what_the_rounds_mention_beyond_the_fields():
+    from core.materialize import Column, RoundWords, mentions, rule_description
+
+    words = RoundWords((("rest", 0.97, 1.0), ("temp", 0.83, 1.0), ("dough", 0.3, 0.9), ("proofing", 0.23, 0.8),
+                        ("screenshot", 0.4, 0.8), ("proofbox", 0.3, 0.8), ("measured", 0.3, 0.5),
+                        ("come", 0.3, 0.4), ("crumb", 0.1, 0.9)), (), (), frozenset({"proofbox"}))
+    said = mentions(words, ["rest_duration", "temperature", "hydration"], "rest_log")
+    # not its fields (nor "temp" for temperature), an app's name, the medium, a past form, a light verb, a rare word
+    assert said == ("dough", "proofing")
+    d = rule_description("rest_log", [Column("rest_duration", "DOUBLE", "min")], 30, None, None, said)
+    assert d == "One row per rest record: rest duration (min). Its rounds also mention dough, proofing."

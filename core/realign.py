@@ -32,6 +32,7 @@ be undone label by label like any alignment (`align.undo_alias`).
 """
 from __future__ import annotations
 
+import itertools
 import re
 import time
 from dataclasses import dataclass
@@ -216,6 +217,7 @@ def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, Fi
     if any(not o for o in options.values()):
         return None
     out: dict[str, str] = {}
+    weak = False  # a place was chosen by names that are no close match
     for a in sorted(options, key=lambda x: (len(options[x]), x)):  # the most constrained first
         free = [b for b in options[a] if b not in out.values()]
         if len(free) > 1:
@@ -224,11 +226,53 @@ def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, Fi
             ranked = sorted(free, key=lambda b: -_closeness(a, b, similar))
             if _closeness(a, ranked[0], similar) - _closeness(a, ranked[1], similar) < SETTLED:
                 return None
+            weak = weak or _closeness(a, ranked[0], similar) < CLOSE
             free = ranked[:1]
         if len(free) != 1:
             return None
         out[a] = free[0]
+    if weak:
+        # names as loose as "dabblers"/"geese" (0.39) against "dabblers"/"mallards" do not outweigh typical values
+        # clearly of another size (dabblers 54 and mallards 31, "Gs." 16 and geese 19): the pairing the sizes
+        # clearly prefer is taken
+        by_size = _sized_pairing(options, stats)
+        if by_size is not None:
+            return by_size
     return out
+
+
+SIZE_CLEAR = 0.5  # the pairing by typical size is taken when its cost is at most this share of the next one's ...
+SIZE_GAP = 0.3  # ... and at least this much lower (sum of |log median ratio|)
+
+
+def _size_gap(a: FieldStats, b: FieldStats) -> float | None:
+    """|log| of the ratio of two fields' typical values (medians, b converted to a's unit), None unknown."""
+    if not a.median or not b.median or a.median <= 0 or b.median <= 0:
+        return None
+    mb = b.median if not (a.unit and b.unit and a.unit != b.unit) else convert(b.median, b.unit, a.unit)
+    if mb is None or mb <= 0:
+        return None
+    return abs(float(np.log(a.median / mb)))
+
+
+def _sized_pairing(options: Mapping[str, list[str]], stats: Mapping[str, FieldStats]) -> dict[str, str] | None:
+    """Of every one-to-one pairing `options` allow (at most a few hundred), the one whose pairs' typical
+    values are closest in size, when it is clearly the closest (SIZE_CLEAR, SIZE_GAP); None otherwise or
+    when a size is unknown."""
+    keys = sorted(options)
+    costs: list[tuple[float, dict[str, str]]] = []
+    for combo in itertools.islice(itertools.product(*(options[k] for k in keys)), 500):
+        if len(set(combo)) < len(combo):
+            continue
+        gaps = [_size_gap(stats[a], stats[b]) for a, b in zip(keys, combo)]
+        if None in gaps:
+            return None
+        costs.append((sum(gaps), dict(zip(keys, combo))))
+    if len(costs) < 2:
+        return None
+    costs.sort(key=lambda c: c[0])
+    (best, pairs), (second, _) = costs[0], costs[1]
+    return pairs if best <= SIZE_CLEAR * second and second - best >= SIZE_GAP else None
 
 
 def _texts_beside(group: frozenset[str], stats: Mapping[str, FieldStats]) -> set[str]:

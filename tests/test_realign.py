@@ -691,3 +691,23 @@ def test_one_pair_unlike_in_name_needs_two_fields_in_common():
         "yield": stats("yield", "kWh", 2, 28, 31, {"peak": 31}),
     }
     assert plan_merges(meters, far) == []
+
+
+def test_names_no_close_match_yield_to_typical_values_clearly_of_one_size():
+    # a lake count's screenshot prints "Dabblers" and "Gs.", the text "mallards" and "geese": the encoder finds
+    # dabblers a little closer to geese (0.39) than to mallards (0.30); their typical values say otherwise
+    s = {
+        "mallards": replace(stats("mallards", None, 10, 66, 23, {"geese": 23}), median=31.0),
+        "geese": replace(stats("geese", None, 3, 37, 23, {"mallards": 23}), median=19.0),
+        "dabblers": replace(stats("dabblers", None, 15, 65, 5, {"gs": 5}), median=54.0),
+        "gs": replace(stats("gs", None, 7, 36, 5, {"dabblers": 5}), median=16.0),
+    }
+    names = {frozenset({"dabblers", "geese"}): 0.39, frozenset({"dabblers", "mallards"}): 0.30,
+             frozenset({"gs", "geese"}): 0.2, frozenset({"gs", "mallards"}): 0.21}
+    sim = lambda a, b: 1.0 if a == b else names.get(frozenset({a, b}), 0.1)  # noqa: E731
+    assert pairing(frozenset({"dabblers", "gs"}), frozenset({"mallards", "geese"}), s, sim, lenient=True,
+                   by_fit=True) == {"dabblers": "mallards", "gs": "geese"}
+    # sizes that do not tell (both pairings alike): the names decide as before
+    even = dict(s, dabblers=replace(s["dabblers"], median=25.0), gs=replace(s["gs"], median=24.0))
+    assert pairing(frozenset({"dabblers", "gs"}), frozenset({"mallards", "geese"}), even, sim, lenient=True,
+                   by_fit=True) == {"dabblers": "geese", "gs": "mallards"}

@@ -231,11 +231,11 @@ def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, Fi
         if len(free) != 1:
             return None
         out[a] = free[0]
-    if weak:
+    if len(out) >= 2 and (weak or any(_closeness(a, b, similar) < CLOSE for a, b in out.items())):
         # names as loose as "dabblers"/"geese" (0.39) against "dabblers"/"mallards" do not outweigh typical values
         # clearly of another size (dabblers 54 and mallards 31, "Gs." 16 and geese 19): the pairing the sizes
-        # clearly prefer is taken
-        by_size = _sized_pairing(options, stats)
+        # clearly prefer among every pairing that fits is taken
+        by_size = _sized_pairing({a: fits(a) for a in small}, stats)
         if by_size is not None:
             return by_size
     return out

@@ -886,10 +886,10 @@ class Materializer:
             rounds = [r for (r,) in self.con.execute(f"SELECT DISTINCT source FROM {quote(t.table_name)} "
                                                      "WHERE source IS NOT NULL").fetchall()]
             words = self._round_words(rounds)
-            said = mentions(words, [c["name"] for c in t.columns], t.table_name) if words else ()
-            if said != t.mentions:
+            mentioned = mentions(words, [c["name"] for c in t.columns], t.table_name) if words else ()
+            if mentioned != t.mentions:
                 # (every table, old ones too: what its rounds mention grows with them)
-                t.mentions = said
+                t.mentions = mentioned
                 t.description = self._description(t, self._count(t.table_name))
                 self._save_schema(t)
             if t.discovered < since_order or not words or not words.topics:

@@ -185,7 +185,9 @@ def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, Fi
             similar: Similarity | None, lenient: bool = False, by_fit: bool = False,
             anchored: bool = False, anchors: int = 0) -> dict[str, str] | None:
     """The one pairing of every field of `small` with a field of `large` (fit, names not unlike,
-    names not contrasting), or None when there is none or more than one.
+    names not contrasting), or None when there is none or more than one. Where a pair's names are no
+    close match (< CLOSE), the pairing the fields' typical sizes clearly prefer among every one that fits
+    is taken (`_sized_pairing`).
 
     lenient: one field of two or more may pair by fit alone, its names unlike ("net" in kg on one
     scale, "harvest" in kg on the other, both beside "frames" and a moisture %; "H2O" and
@@ -217,7 +219,6 @@ def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, Fi
     if any(not o for o in options.values()):
         return None
     out: dict[str, str] = {}
-    weak = False  # a place was chosen by names that are no close match
     for a in sorted(options, key=lambda x: (len(options[x]), x)):  # the most constrained first
         free = [b for b in options[a] if b not in out.values()]
         if len(free) > 1:
@@ -226,12 +227,11 @@ def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, Fi
             ranked = sorted(free, key=lambda b: -_closeness(a, b, similar))
             if _closeness(a, ranked[0], similar) - _closeness(a, ranked[1], similar) < SETTLED:
                 return None
-            weak = weak or _closeness(a, ranked[0], similar) < CLOSE
             free = ranked[:1]
         if len(free) != 1:
             return None
         out[a] = free[0]
-    if len(out) >= 2 and (weak or any(_closeness(a, b, similar) < CLOSE for a, b in out.items())):
+    if len(out) >= 2 and any(_closeness(a, b, similar) < CLOSE for a, b in out.items()):
         # names as loose as "dabblers"/"geese" (0.39) against "dabblers"/"mallards" do not outweigh typical values
         # clearly of another size (dabblers 54 and mallards 31, "Gs." 16 and geese 19): the pairing the sizes
         # clearly prefer among every pairing that fits is taken

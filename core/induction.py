@@ -58,8 +58,11 @@ Decisions the paper leaves open (documented, tested, deterministic):
    date in every round of every stream) does not travel with any one schema, and a field shared by
    two streams travels with neither, so neither joins — until one stream's schema holds it (rule 3):
    then x's rounds that schema explains are set aside, and in the rest x may travel with another
-   schema (a "Peak" the solar reports print, and some electricity readings too). Tried only when A
-   has no rule-3 extension.
+   schema (a "Peak" the solar reports print, and some electricity readings too). The rounds that
+   report x alone are set aside too when x is in θ_e of A's rounds: a feeding told as "3.7 grams
+   flakes" beside ones told "flakes 4.2 g, bloodworms, 23 seen" (without this, only the optional
+   fields became the schema and the amount reached no table). Tried only when A has no rule-3
+   extension.
    Incrementality: owned(x, A) changes only in a round containing x (or when schemas change, which
    re-examines every candidate).
 4. Order inside a round: after the supports are updated, the engine repeats
@@ -126,7 +129,7 @@ rejects an attribute containing it).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from typing import Iterable, Sequence
 
@@ -197,6 +200,7 @@ class RoundUpdate:
     supports: tuple[tuple[tuple[str, ...], int], ...] = ()
     changed_schemas: tuple[int, ...] = ()
     rounds: int = 0  # rounds processed so far, this one included
+    alone: tuple[tuple[str, int], ...] = ()  # InductionState.alone after the round
 
     def schema_map(self) -> dict[int, tuple[str, ...]]:
         return {s.schema_id: s.attributes for s in self.schemas}
@@ -282,6 +286,8 @@ class InductionState:
     last_round: int | None = None
     rounds: int = 0
     full_check: bool = False
+    # rounds whose only attribute was x, by x (rule 3c: a record told with one field only)
+    alone: dict[str, int] = field(default_factory=dict)
 
     @classmethod
     def empty(cls) -> "InductionState":
@@ -360,6 +366,9 @@ class Inducer:
 
         touched: list[frozenset[str]] = []
         single = self._single
+        if len(attrs) == 1:
+            (lone,) = attrs
+            st.alone[lone] = st.alone.get(lone, 0) + 1
         for a in attrs:
             c = frozenset((a,))
             sup[c] = single[a] = sup.get(c, 0) + 1
@@ -420,6 +429,7 @@ class Inducer:
             supports=tuple((_key(c), sup[c]) for c in touched),
             changed_schemas=changed_ids,
             rounds=st.rounds,
+            alone=tuple(sorted(st.alone.items())),
         )
 
     # ------------------------------------------------------------------ rules
@@ -482,12 +492,18 @@ class Inducer:
         (supp({b, x}) / supp({x}) >= θ_a for b in a). x's rounds that another schema holding x already
         explains (those with its most frequent companion there) are not counted: a field two streams
         share ("Peak" on the solar report and on the electricity meter) is the first stream's field, and
-        in the rest of its rounds it may travel with the second. 0 when x has no support left."""
+        in the rest of its rounds it may travel with the second. Rounds reporting x alone are not counted
+        either when x is in θ_e of a's rounds. 0 when x has no support left."""
         sx = self._single.get(x, 0)
         if not sx or not a:
             return 0.0
         sup = self.state.supports
         rest = sx - self.explained(x, a)
+        lone = self.state.alone.get(x, 0)
+        if lone and sup.get(a, 0) and sup.get(a | {x}, 0) >= self.params.theta_e * sup[a]:
+            # x is in nearly every record of a: the rounds that report x alone are a's records told with one
+            # field ("3.7 grams flakes" beside "flakes 4.2 g, bloodworms, 23 seen"), no evidence against a
+            rest -= lone
         if rest <= 0:
             return 0.0
         return sum(sup.get(frozenset((b, x)), 0) / rest >= self.params.theta_a for b in a) / len(a)
@@ -738,7 +754,7 @@ def attribute_stream(con) -> list[tuple[int, frozenset[str]]]:
 
 
 # ---------------------------------------------------------------------- persistence
-_META_STATE = "induction.state"  # JSON {"last_round", "rounds", "params"}
+_META_STATE = "induction.state"  # JSON {"last_round", "rounds", "params", "alone"}
 
 
 class InductionStore:
@@ -833,6 +849,7 @@ class InductionStore:
             last_round=meta.get("last_round"),
             rounds=int(meta.get("rounds", 0)),
             full_check="params" in meta and meta["params"] != json.loads(params.as_json()),
+            alone={str(k): int(v) for k, v in (meta.get("alone") or {}).items()},
         )
         self._last_saved, self._last_known = meta.get("last_round"), True
         return Inducer(config, state)
@@ -904,7 +921,8 @@ class InductionStore:
                 [list(c) for c in cols])
         last = updates[-1]
         params = json.loads(InductionParams.from_config(config or self.config).as_json())
-        state = json.dumps({"last_round": last.round_order, "rounds": last.rounds, "params": params})
+        state = json.dumps({"last_round": last.round_order, "rounds": last.rounds, "params": params,
+                            "alone": dict(last.alone)})
         if self._last_saved is None:
             con.execute("INSERT INTO meta VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
                         [_META_STATE, state])

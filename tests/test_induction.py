@@ -123,6 +123,9 @@ def brute_force(stream, cfg):
                         # x's rounds another schema holding x explains (with its most frequent companion)
                         taken = max((max((supp[frozenset((b, x))] for b in s - {x}), default=0)
                                      for s in schemas.values() if x in s and s != a), default=0)
+                        # ... and, when x is in θ_e of a's rounds, the rounds that report x alone
+                        if supp[a] and supp[a | {x}] >= cfg.theta_e * supp[a]:
+                            taken += sum(1 for s_attrs in seen if s_attrs == {x})
                         if sx - taken <= 0:
                             continue
                         own = sum(supp[frozenset((b, x))] / (sx - taken) >= cfg.theta_a for b in a) / len(a)
@@ -651,3 +654,26 @@ def test_optional_field_of_a_stream_whose_other_fields_are_optional_too():
         stream.append(frozenset(rec))
     res = run(stream, XConfig())
     assert res.schema_map()[1] == ("a", "b", "c", "d")
+
+
+def test_a_field_in_every_record_of_a_schema_joins_it_though_often_reported_alone(tmp_path):
+    """Rule 3c: a feeding told as "3.7 grams flakes" most days and "flakes 4.2 g, bloodworms, 23 seen" on
+    others: kind and seen make the schema (flakes alone keeps all-conf low), and flakes, in every one of
+    its records, joins it; its lone rounds are the same records told with one field."""
+    rec = frozenset({"kind", "seen"})
+    stream = [rec | {"flakes"} if i % 3 == 0 else {"flakes"} for i in range(30)]
+    res = run(stream, XConfig())
+    assert res.schema_map() == {1: ("flakes", "kind", "seen")}
+    # a field reported alone that comes with a third of the records only stays out
+    rare = [(rec | {"flakes"} if i % 9 == 0 else rec) if i % 3 == 0 else {"flakes"} for i in range(30)]
+    assert run(rare, XConfig()).schema_map() == {1: ("kind", "seen")}
+    # the lone rounds are part of the stored state: a memory continued in a second build decides alike
+    with Store(tmp_path / "m.duckdb") as store:
+        first = InductionStore(store, XConfig())
+        for order, attrs in enumerate(stream[:15], start=1):
+            first.update(order, attrs)
+        again = InductionStore(store, XConfig())
+        assert again.load().state.alone == {"flakes": 10}
+        for order, attrs in enumerate(stream[15:], start=16):
+            again.update(order, attrs)
+        assert again.inducer.schemas == {1: ("flakes", "kind", "seen")}

@@ -498,15 +498,20 @@ class Inducer:
         if not sx or not a:
             return 0.0
         sup = self.state.supports
-        rest = sx - self.explained(x, a)
-        lone = self.state.alone.get(x, 0)
-        if lone and sup.get(a, 0) and sup.get(a | {x}, 0) >= self.params.theta_e * sup[a]:
-            # x is in nearly every record of a: the rounds that report x alone are a's records told with one
-            # field ("3.7 grams flakes" beside "flakes 4.2 g, bloodworms, 23 seen"), no evidence against a
-            rest -= lone
+        rest = sx - self.explained(x, a) - self.alone(x, a)
         if rest <= 0:
             return 0.0
         return sum(sup.get(frozenset((b, x)), 0) / rest >= self.params.theta_a for b in a) / len(a)
+
+    def alone(self, x: str, a: frozenset[str]) -> int:
+        """The rounds that report x alone, when x is in θ_e of schema a's rounds (else 0): a's records told
+        with one field ("3.7 grams flakes" beside "flakes 4.2 g, bloodworms, 23 seen"), no evidence that x
+        belongs elsewhere."""
+        lone = self.state.alone.get(x, 0)
+        sup = self.state.supports
+        if lone and sup.get(a, 0) and sup.get(a | {x}, 0) >= self.params.theta_e * sup[a]:
+            return lone
+        return 0
 
     def explained(self, x: str, a: frozenset[str]) -> int:
         """The rounds of x that another schema holding x explains: those with its most frequent companion
@@ -577,7 +582,8 @@ class Inducer:
                     _, c, ext, n, own = opt
                     (x,) = tuple(c - a)
                     numbers = (("supp", float(n)), ("schema_supp", float(sa)), ("ext_conf", ext), ("owned", own),
-                               ("x_supp", float(self._single.get(x, 0))), ("explained", float(self.explained(x, a))))
+                               ("x_supp", float(self._single.get(x, 0))), ("explained", float(self.explained(x, a))),
+                               ("alone", float(self.alone(x, a))))
             if numbers is not None:
                 old = a
                 st.schemas[sid] = _Schema(c, s.discovered, round_order)

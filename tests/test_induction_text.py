@@ -93,6 +93,19 @@ def test_a_field_another_table_holds_grows_a_schema_by_the_rounds_that_table_doe
            f"explain (of {int(n['x_supp'])})" in text, text
 
 
+def test_a_field_reported_alone_grows_a_schema_by_the_rounds_that_report_more():
+    # a feeding told "flakes" alone on most days, "flakes, kind, seen" on every third
+    stream = [(k, {"k", "s", "f"} if k % 3 == 1 else {"f"}) for k in range(1, 31)]
+    rows, events = run(stream)
+    grew = next(e for e in events if e["kind"] == "evolved" and "f" in e["pattern"])
+    n = grew["numbers"]
+    assert n["alone"] > 0 and not n["explained"]
+    text = explain(row_at(rows, 28, grew["pattern"]), thresholds=TH, events=events, stream=stream,
+                   tables={})  # (round 28: the last that reports all three)
+    left = int(n["x_supp"] - n["alone"])
+    assert f"of the {left} rounds with `f` that report more than it alone (of {int(n['x_supp'])})" in text, text
+
+
 def test_evolved_by_extension_confidence_quotes_it_and_the_added_attributes_all_confidence():
     events = [
         {"round_order": 4, "kind": "discovered", "pattern": ("a", "b"), "schema_id": 3, "previous": (),

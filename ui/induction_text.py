@@ -87,10 +87,14 @@ def _became_schema(e: Mapping, thresholds: Mapping) -> str:
     text = f"grew at round {e['round_order']} from {_attrs(e.get('previous') or ())} by adding {_attrs(added)}: "
     if "owned" in n:
         rounds = f"the rounds with {_attrs(added)}"
-        if n.get("explained"):
-            # a field another table already holds: its rounds that table's records explain are set aside
-            rounds = (f"the {int(n.get('x_supp', 0) - n['explained'])} rounds with {_attrs(added)} that another "
-                      f"table's records do not explain (of {int(n.get('x_supp', 0))})")
+        if n.get("explained") or n.get("alone"):
+            # a field another table already holds: its rounds that table's records explain are set aside; a field
+            # in nearly every record of the schema: the rounds that report it alone are, too
+            why = " and".join(w for w in (
+                " that another table's records do not explain" if n.get("explained") else "",
+                " that report more than it alone" if n.get("alone") else "") if w)
+            left = int(n.get("x_supp", 0) - n.get("explained", 0) - n.get("alone", 0))
+            rounds = f"the {left} rounds with {_attrs(added)}{why} (of {int(n.get('x_supp', 0))})"
         return text + (f"an optional field: {n['owned']:.0%} of the schema's attributes were there in at least "
                        f"θ_a {_num(ta)} of {rounds} (≥ half needed), and {supp} ≥ θ_s {ts} rounds had both")
     text += (f"support {supp} ≥ θ_s {ts} and extension-confidence {_num(n.get('ext_conf', 0.0))} ≥ θ_e {_num(te)} "

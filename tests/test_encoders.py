@@ -272,15 +272,17 @@ class FakeEngine:
 def test_rapidocr_wrapper_orders_cleans_and_keeps_text_and_lines_in_step():
     quad = lambda x0, y0, x1, y1: [[x0, y0], [x1, y0 + 1], [x1, y1], [x0 - 1, y1]]  # slightly skewed
     engine = FakeEngine(
-        [quad(500, 180, 580, 200), quad(40, 178, 185, 201), quad(30, 33, 80, 57), quad(40, 240, 90, 260)],
-        ["2,150  kcal", "Calories\nburned", "A | B", "   "],
-        [0.98, 0.97, 0.91, 0.5],
+        [quad(500, 180, 580, 200), quad(40, 178, 185, 201), quad(30, 33, 80, 57), quad(40, 240, 90, 260),
+         quad(40, 270, 90, 290)],
+        ["2,150  kcal", "Calories\nburned", "A | B", "183| 349.73 m3", "   "],
+        [0.98, 0.97, 0.91, 0.9, 0.5],
     )
     ocr = RapidOcr(engine)
     assert isinstance(ocr, OCR) and ocr.name.startswith("rapidocr")
     res = ocr.read(png(Image.new("RGBA", (600, 300), (0, 0, 0, 0))))
-    assert res.text == "A / B\nCalories burned | 2,150 kcal"
-    assert [ln.text for ln in res.lines] == ["A / B", "Calories burned", "2,150 kcal"]
+    # (a bar glued after a number is the letter l: "183 l" read as "183|")
+    assert res.text == "A / B\nCalories burned | 2,150 kcal\n183 l 349.73 m3"
+    assert [ln.text for ln in res.lines] == ["A / B", "Calories burned", "2,150 kcal", "183 l 349.73 m3"]
     assert res.lines[1].box == (39.0, 178.0, 185.0, 201.0)
     cells = [c for row in res.text.split("\n") for c in row.split(CELL_SEP)]
     assert cells == [ln.text for ln in res.lines]

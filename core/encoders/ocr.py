@@ -69,8 +69,14 @@ def make_rapidocr_engine(threads: int = 1) -> Any:
     )
 
 
+_PIPE_L = re.compile(r"(?<=\d)\|(?=\s|$)")  # "183|": the letter l of "183 l" read as a bar, glued to the number
+
+
 def _clean(text: str) -> str:
-    return _WS.sub(" ", text).strip().replace(CELL_SEP, " / ")
+    """One box's text on one line; a bar glued after a number is the letter l OCR misread ("183| 349.73 m3"
+    -> "183 l 349.73 m3": a printed bar between cells has spaces around it); a cell separator inside a box
+    is a slash."""
+    return _PIPE_L.sub(" l", _WS.sub(" ", text).strip()).replace(CELL_SEP, " / ")
 
 
 def _centre(line: OcrLine) -> float:

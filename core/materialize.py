@@ -507,7 +507,8 @@ def mentions(words: "RoundWords", columns: Sequence[str], table_name: str) -> tu
             continue  # a field's name or its abbreviation ("temp" beside "temperature")
         if w in words.names or lex.is_past(w) or w in lex.media_words or w in lex.occasion_words or \
                 lex.lemma(w) in lex.record_words or w in lex.reporting_verbs or w in lex.light_verbs or \
-                w in lex.connectives or w in lex.prepositions or w in lex.stop_words or w in GENERIC_WORDS:
+                w in lex.connectives or w in lex.prepositions or w in lex.circumstance_prepositions or \
+                w in lex.stop_words or w in GENERIC_WORDS:
             continue
         out.append(w)
     return tuple(out)

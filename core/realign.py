@@ -44,7 +44,7 @@ from .align import (MAX_SENSES, MIN_NAME, SLOT_COSINE, WORD_MORE_OR_LESS, FieldS
                     join_field, name_evidence, fields_by_round, recompute_field_stats, split_field, words_of)
 from .config import Config
 from .protocols import LLM, TextEncoder
-from .units import convert
+from .units import convert, unit_dimension
 
 GROUP_SHARE = 0.5  # a field is in f's group when it was beside f in at least half of f's rounds
 CLOSE = 0.55  # one pair of a merge must be at least this close by name evidence or cosine
@@ -163,8 +163,9 @@ def _bare_per(u: str | None, v: str | None) -> bool:
     if not u or not v or u == v:
         return False
     if "/" not in u or "/" not in v:
+        # (a price's "per what" goes unprinted, a flow's does not: "L/min" beside "L" is a flow and a volume)
         rate, bare = (u, v) if "/" in u else (v, u)
-        return "/" in rate and rate.split("/", 1)[0] == bare
+        return "/" in rate and rate.split("/", 1)[0] == bare and unit_dimension(bare) == "currency"
     return (u.startswith("/") or v.startswith("/")) and u.split("/", 1)[1] == v.split("/", 1)[1]
 
 

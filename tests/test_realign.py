@@ -531,6 +531,20 @@ def test_a_rate_printed_without_what_it_is_per_pairs_with_the_same_rate_in_full(
     assert ("ppl", "unit_price") not in {(m.source, m.target) for m in plan_merges(s, similar)}
 
 
+def test_a_flow_is_no_volume_with_its_per_unprinted():
+    # a price's "per litre" may go unprinted ("PPL 1.819 €", above); a flow's "per minute" does not: a screen's
+    # "pump" in L/min fits the text's "flow" in L/min, not its "consumption" in L
+    s = {
+        "pump": stats("pump", "L/min", 5.7, 14.9, 9, {}),
+        "flow": stats("flow", "L/min", 4.2, 16.9, 20, {}),
+        "consumption": stats("consumption", "L", 4.0, 17.0, 34, {}),
+    }
+    s = {k: replace(v, dimension={"L": "volume", "L/min": "flow"}[v.unit]) for k, v in s.items()}
+    same = lambda a, b: 1.0 if a == b else 0.5  # noqa: E731  (names tell nothing)
+    assert pairing(frozenset({"pump"}), frozenset({"flow", "consumption"}), s, same, by_fit=True) == {
+        "pump": "flow"}
+
+
 def test_of_two_groups_one_kind_pairs_with_the_one_a_text_field_of_the_same_values_anchors_wins():
     # openings told in text ("session 50 min, 14 variations, variation: Najdorf") pair by shape with the
     # puzzles (duration, puzzles) and with the openings' photos (duration, lines, opening): the photos print

@@ -142,13 +142,12 @@ def _fit(a: FieldStats, b: FieldStats) -> bool:
         if lo is None or hi is None:
             return False
         bmin, bmax = lo, hi
-    if min(a.rounds, b.rounds) >= FEW_ROUNDS and a.median and b.median and a.median > 0 and b.median > 0:
+    if min(a.rounds, b.rounds) >= FEW_ROUNDS:
         # ranges that overlap at their ends are not one quantity when the typical values are of another
         # size: a shop receipt's total (median 226 $) and a client's payment (median 2,105 $), both in $
         # beside two more numbers of the same kinds
-        ma = a.median
-        mb = b.median if not (a.unit and b.unit and a.unit != b.unit) else convert(b.median, b.unit, a.unit)
-        if mb is not None and mb > 0 and max(ma, mb) > SIZE_RATIO * min(ma, mb):
+        gap = _size_gap(a, b)
+        if gap is not None and gap > np.log(SIZE_RATIO):
             return False
     # a field seen a few times has a narrow range by chance ("bank fee" 3.26-5.43 on two screens, "fee"
     # 6.45-9.90 on three): its values say the size of the quantity, not its bounds

@@ -109,26 +109,27 @@ def parse_unit(raw: str | None) -> UnitInfo | None:
     return None
 
 
-# what a count is per in a rate ("bubbles/s", "drops per minute", "visits/day"): a time unit's short spelling
-_PER_TIME = {"s": "s", "sec": "s", "secs": "s", "second": "s", "seconds": "s", "min": "min", "mins": "min",
-             "minute": "min", "minutes": "min", "h": "h", "hr": "h", "hrs": "h", "hour": "h", "hours": "h"}
+_PER_TIME = {1 / 60: "s", 1.0: "min", 60.0: "h"}  # a duration unit's factor to minutes -> its short spelling
 
 
 def count_rate(count: str, per: str) -> UnitInfo | None:
     """The unit of a count per time ("bubbles" per "s" -> bubbles/s, dimension count_per_duration): `count` a
-    plural word that is no unit ("km" per hour is a speed), `per` a time unit or a calendar noun ("day",
-    "week"); None otherwise. Such rates are units of their own, converted to nothing."""
+    plural word that is no unit ("km" per hour is a speed), `per` a unit of time ("second", "hrs": s, min or
+    h) or a calendar noun ("day", "weeks"); None otherwise. Such rates are units of their own, converted to
+    nothing."""
     word, per = count.strip().lower(), per.strip().lower()
     if not re.fullmatch(r"[a-z]{2,}s", word) or word.endswith("ss") or parse_unit(word) is not None:
         return None
     lex = active_lexicon()
     if word in lex.number_words or word in lex.calendar_nouns:
         return None
-    if per in _PER_TIME:
-        return UnitInfo(f"{word}/{_PER_TIME[per]}", "count_per_duration", 1.0)
     if per in lex.calendar_nouns:
         return UnitInfo(f"{word}/{per[:-1] if per.endswith('s') else per}", "count_per_duration", 1.0)
-    return None
+    time = parse_unit(per)
+    short = next((v for k, v in _PER_TIME.items() if time and abs(time.factor - k) < 1e-9), None)
+    if time is None or time.dimension != "duration" or short is None:
+        return None
+    return UnitInfo(f"{word}/{short}", "count_per_duration", 1.0)
 
 
 _PAREN_UNIT = re.compile(r"\(([^)]*)\)|\[([^\]]*)\]")

@@ -93,6 +93,10 @@ def _patterns(lex: Lexicon) -> list[tuple[str, re.Pattern]]:
     alt = "|".join(spelled(u) for u in sorted(spellings, key=len, reverse=True))
     unit_alt = rf"(?:(?:{alt})(?:/(?:{alt}))?|/(?:{alt}))"
     cur = "".join(re.escape(c) for c in lex_currency(lex))
+    # what a count is per: the lexicon's units of time and its calendar nouns ("bubbles/s", "visits per day")
+    per_alt = "|".join(re.escape(u) for u in sorted({u.lower() for u, (_, dim, _) in lex.units.items()
+                                                      if dim == "duration"} | set(lex.calendar_nouns),
+                                                     key=len, reverse=True))
     return [
         ("ident", _IDENT),
         ("clock_pair", re.compile(r"(?<![\w:.])(\d{1,2}:\d{2})\s?/\s?(\d{1,2}:\d{2})(?![\w:])")),
@@ -116,8 +120,7 @@ def _patterns(lex: Lexicon) -> list[tuple[str, re.Pattern]]:
         # a count per time: "1.2bubbles/s", "4 drops per minute", "12 visits/day" (a word the lexicon has no
         # unit for before a time; `count_rate` decides)
         ("count_rate", re.compile(rf"(?<![\w.,/:#{cur}])({_NUM})\s?([A-Za-z]{{3,}})(?:\s?/\s?|\s+per\s+)"
-                                  r"(seconds?|secs?|s|minutes?|mins?|hours?|hrs?|h|days?|weeks?|months?|years?)"
-                                  r"(?![\w/])", re.I)),
+                                  rf"({per_alt})(?![\w/])", re.I)),
         # (a number is read whole: "7.9l/…" is never the "7" before its decimals)
         ("number", re.compile(rf"(?<![\w.,/:#{cur}])({_NUM})(?:[ \u00a0]?({unit_alt})(?![\w/%])|(?![\w]|\.\d))", re.I)),
         # "31d", "2d": a number and one lower-case letter the lexicon has no unit for (the letter of a unit
@@ -427,9 +430,9 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
                 continue
             # (or a record list's item that is only "<noun> <participle> <value>": "Changed: 12.2 l; share changed
             # 31 percent; Conditioner: 10 mL")
-            listed = lists and not structured and not words and _clause_start(text, tokens[i][1]) <= tokens[i - 1][1] \
-                if i > 0 else False
-            listed = listed and _item_ends_clause(text, value) and _record_list(text, value, values)
+            listed = (lists and not structured and not words and i > 0
+                      and _clause_start(text, tokens[i][1]) <= tokens[i - 1][1]
+                      and _item_ends_clause(text, value) and _record_list(text, value, values))
             if not ((strong or skipped or listed) and not words and re.match(r"[a-z]", prev) and prev not in lex.pronouns
                     and prev not in lex.boundary_words and prev not in lex.determiners and not _is_verb(prev, lex)):
                 break  # "I burned 450 kcal": the verb is not part of a label

@@ -839,6 +839,7 @@ class FieldAligner:
 
 
 MAGNITUDE = 20.0  # a value this many times beyond a field's range is of another quantity
+FEW_MAGNITUDE = 100.0  # ... this many times beyond the one or two values of a field seen once or twice
 
 
 def _key(word: str) -> str:
@@ -869,8 +870,10 @@ def _unit_names(o: Observation, raw: str, name: str, f: _Field) -> bool:
 def _another_magnitude(o: Observation, f: _Field) -> bool:
     """o, not in f's unit (none where f has one, or another), has a number (converted to f's unit where
     it can be) more than MAGNITUDE times above f's largest or below its smallest value; f has at least
-    FEW_VALUES positive values and o's number is positive. False when unknown."""
-    if o.value_kind != "number" or o.number is None or f.n < FEW_VALUES or f.vmin is None or f.vmin <= 0:
+    FEW_VALUES positive values and o's number is positive; with fewer (one or two), when it is more than
+    FEW_MAGNITUDE times beyond them ("layers 1450" beside the one "layer 0.12 mm" seen so far: a field's
+    first values are its size, not its range). False when unknown."""
+    if o.value_kind != "number" or o.number is None or f.n < 1 or f.vmin is None or f.vmin <= 0:
         return False
     if (o.unit or None) == f.unit:
         return False
@@ -879,7 +882,8 @@ def _another_magnitude(o: Observation, f: _Field) -> bool:
         x = convert(x, o.unit, f.unit)
         if x is None:
             return False
-    return x > 0 and (x > MAGNITUDE * f.vmax or x * MAGNITUDE < f.vmin)
+    k = MAGNITUDE if f.n >= FEW_VALUES else FEW_MAGNITUDE
+    return x > 0 and (x > k * f.vmax or x * k < f.vmin)
 
 
 def _compatible(o: Observation, f: _Field, dim: str | None) -> bool:

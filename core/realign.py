@@ -36,7 +36,7 @@ import itertools
 import re
 import time
 from dataclasses import dataclass
-from typing import Callable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -408,6 +408,11 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
                     continue
             liked = max((name_evidence(_base(x), _base(y))[0] for x, y in pairs.items() if x not in unlike),
                         default=0.0)
+            if unlike and not shared and liked < VOUCH and _both_own(pairs, stats):
+                # each kind has a field of its own in most of its rounds that the other never shows, of
+                # another kind than the other's ("line: Catalan" beside reps and study minutes; a score beside
+                # puzzles solved and minutes): two kinds of record whose counts and minutes happen to fit
+                continue
             if unlike and not shared and len(pairs) < STRUCTURAL and liked < VOUCH and not (
                     liked >= WORD_MORE_OR_LESS and _read_alike(pairs, stats, TEXT_SAME)):
                 # a pair unlike in name needs another that is one name by its letters ("sm" / "soil moisture"),
@@ -447,6 +452,28 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
                 "name": round(_closeness(src, dst, similar), 3)}))
             moved.add(src)
     return merges
+
+
+def _own(side: Iterable[str], other: Iterable[str], stats: Mapping[str, FieldStats]) -> set[str]:
+    """Numbers and texts beside a field of `side` in at least half of its rounds, never beside `other`'s
+    fields in more than TOGETHER of their rounds."""
+    side, other = set(side), set(other)
+    out = set()
+    for f in side:
+        for c, n in stats[f].companions.items():
+            if c in side | other or c not in stats or stats[c].kind not in ("number", "text"):
+                continue
+            if n >= GROUP_SHARE * stats[f].rounds and all(
+                    stats[c].companions.get(o, 0) <= TOGETHER * min(stats[o].rounds, stats[c].rounds) for o in other):
+                out.add(c)
+    return out
+
+
+def _both_own(pairs: Mapping[str, str], stats: Mapping[str, FieldStats]) -> bool:
+    """Both sides of a pairing have a field of their own (`_own`) and no two of those could be one
+    quantity (`_fit`): each kind of record holds something the other cannot."""
+    a, b = _own(pairs.keys(), pairs.values(), stats), _own(pairs.values(), pairs.keys(), stats)
+    return bool(a) and bool(b) and not any(_fit(stats[x], stats[y]) for x in a for y in b)
 
 
 def _kinds_without(field: str, by_round: Mapping[str, frozenset[str]]) -> Callable[[str], str]:

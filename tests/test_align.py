@@ -612,6 +612,16 @@ def test_a_value_of_another_magnitude_and_unit_is_another_quantity(store):
     assert al.align(6, [num("layer", 4.0, "mm"), num("filament", 95, "g")])[0].attribute == "layer"
 
 
+def test_a_value_far_beyond_a_fields_first_value_and_unit_is_another_quantity(store):
+    # the history's first print job ("layer 0.2 mm"), then a resin print ("layers 1200", a count): one value
+    # is a size, and 1200 is thousands of times beyond it
+    al = FieldAligner(store.con, DEFAULT)
+    al.align(1, [num("layer", 0.2, "mm"), num("filament", 90, "g")])
+    assert al.align(2, [num("layers", 1200), num("resin", 40, "mL")])[0].attribute == "layers"
+    # a value without its unit near the first one's size is that field still (people drop units)
+    assert al.align(3, [num("layer", 0.3), num("filament", 95, "g")])[0].attribute == "layer"
+
+
 def test_a_known_label_in_another_unit_dimension_is_another_field(store):
     # "Usage: 12 kWh" on the power meter, then a water screen prints "USAGE 405 litres": one name, two
     # quantities; the next litres go to the same second field, kWh stay where they were

@@ -530,3 +530,37 @@ def test_a_header_box_over_several_values_is_split_at_the_gaps_between_them():
     words = lines[:3] + [OcrLine("calm", (18, 123, 56, 150), 1.0), OcrLine("busy", (177, 123, 215, 149), 1.0),
                          OcrLine("warm", (262, 123, 299, 150), 1.0)]
     assert "BEES BROOD AREA (cm2)" in layout_text(split_spanning(group_rows(words)))
+
+
+def test_a_lone_header_box_splits_when_its_words_stand_over_the_values_and_a_title_does_not():
+    from core.encoders.ocr import group_rows, layout_text, split_spanning
+    from core.protocols import OcrLine
+
+    # measured boxes of a two-column card: the header read as one box
+    card = [OcrLine("EGGS YOUNG", (19, 72, 173, 97), 1.0), OcrLine("7", (18, 124, 40, 149), 1.0),
+            OcrLine("2", (96, 123, 121, 150), 1.0)]
+    assert layout_text(split_spanning(group_rows(card))) == "EGGS | YOUNG\n7 | 2"
+    # a row of values may end in a short text ("shed box") under a label of its own
+    named = [OcrLine("EGGS YOUNG BOX", (19, 72, 234, 97), 1.0), OcrLine("9", (18, 124, 40, 149), 1.0),
+             OcrLine("1", (96, 123, 121, 150), 1.0), OcrLine("shed box", (190, 122, 307, 150), 1.0)]
+    assert layout_text(split_spanning(group_rows(named))).splitlines()[0] == "EGGS | YOUNG | BOX"
+    # two words over two values, but the second word does not stand over the second value: a title
+    title = [OcrLine("Hive Scale", (18, 17, 185, 46), 1.0), OcrLine("16", (18, 60, 56, 80), 1.0),
+             OcrLine("49", (177, 60, 215, 80), 1.0)]
+    assert layout_text(split_spanning(group_rows(title))) == "Hive Scale\n16 | 49"
+
+
+def test_a_box_of_merged_values_under_several_labels_is_split_at_the_gaps_between_the_labels():
+    from core.encoders.ocr import group_rows, layout_text, split_merged
+    from core.protocols import OcrLine
+
+    # measured boxes: three values read as one box under three labels
+    lines = [OcrLine("FILL", (18, 74, 64, 96), 1.0), OcrLine("FOOD", (142, 74, 203, 95), 1.0),
+             OcrLine("GAP", (269, 73, 315, 96), 1.0), OcrLine("0.76 KG fat balls 1 days", (16, 120, 357, 154), 1.0)]
+    assert layout_text(split_merged(group_rows(lines))).splitlines()[1] == "0.76 KG | fat balls | 1 days"
+    # a label-value row above (a digit in it) or a box of words: nothing to split
+    keyed = [OcrLine("Weight", (18, 74, 90, 96), 1.0), OcrLine("6.2 kg", (142, 74, 203, 95), 1.0),
+             OcrLine("Heart rate 72 bpm", (16, 120, 230, 154), 1.0)]
+    assert layout_text(split_merged(group_rows(keyed))).splitlines()[1] == "Heart rate 72 bpm"
+    words = lines[:3] + [OcrLine("fat balls and seed mix", (16, 120, 357, 154), 1.0)]
+    assert layout_text(split_merged(group_rows(words))).splitlines()[1] == "fat balls and seed mix"

@@ -319,6 +319,29 @@ def test_a_word_more_or_less_vouches_for_an_unlike_pair_when_every_pair_reads_as
     assert plan_merges(s, sim) == []
 
 
+def test_two_kinds_each_with_a_field_of_its_own_are_not_joined_by_a_word_more_or_less():
+    # openings (line: a text, reps, study_duration in min) and puzzles (correct, score, duration in min): the
+    # counts and minutes fit and the rounds read alike, but each kind holds something the other never shows
+    s = {
+        "reps": stats("reps", None, 4, 30, 24, {"study_duration": 24, "line": 24}),
+        "study_duration": stats("study_duration", "min", 15, 80, 24, {"reps": 24, "line": 24}),
+        "line": stats("line", None, None, None, 24, {"reps": 24, "study_duration": 24}, kind="text"),
+        "correct": stats("correct", None, 3, 38, 30, {"score": 30, "duration": 23}),
+        "score": stats("score", None, 1500, 2100, 30, {"correct": 30, "duration": 23}),
+        "duration": stats("duration", "min", 5, 46, 23, {"correct": 23, "score": 23}),
+    }
+    sim = lambda a, b: 1.0 if a == b else 0.7 if "duration" in a and "duration" in b else 0.2  # noqa: E731
+    alike = with_texts(s, ("reps", "study_duration", "line"), (1.0, 0.3, 0.0), (0.8, 0.6, 0.0))  # cosine 0.94
+    assert plan_merges(alike, sim) == []
+    # the same records with the score printed on one kind only: the text of one, nothing of its own in the
+    # other, is a record told with a field more
+    one_sided = {k: v for k, v in alike.items() if k != "score"}
+    one_sided["correct"] = replace(one_sided["correct"], companions={"duration": 23})
+    one_sided["duration"] = replace(one_sided["duration"], companions={"correct": 23})
+    assert {(m.source, m.target) for m in plan_merges(one_sided, sim)} == {("reps", "correct"),
+                                                                          ("duration", "study_duration")}
+
+
 def test_a_field_seen_a_few_times_has_a_size_not_a_range():
     # a bank's screen (credit $, bank fee $, days) seen twice, the other bank's (payment $, fee $, days late)
     def bank(fee_lo, fee_hi, rounds):

@@ -28,7 +28,8 @@ How a label-value extractor reads the two dashboard layouts:
 * rapidocr may merge a label and a value printed close together into one box
   ("Distance 6.2 km"): extractors should also look for a value inside a cell.
   It may also merge two labels of a header row; a header box over two or more
-  values of the row below is split at the gaps between them (`split_spanning`).
+  values of the row below is split at the gaps between them (`split_spanning`), and a box of merged
+  values under two or more labels is split at the gaps between the labels (`split_merged`).
 
 An image without text (or a 0-byte input) gives OcrResult("", ()).
 """
@@ -111,35 +112,59 @@ def split_spanning(rows: Sequence[Sequence[OcrLine]]) -> tuple[tuple[OcrLine, ..
     """Rows with a header box that spans several value columns split into one box per column.
 
     rapidocr merges labels printed close together ("BIRDS" and "COUNT TIME (mins)" above "49" and "51")
-    into one box, so a header row has fewer cells than the row of values below it. A box of a row of two
-    or more boxes is split when the next row has more boxes, all holding a digit, and two or more of them
-    lie under it: at the word boundary nearest each gap between those values (the gap's x read as a
-    position in the box's text), with boxes interpolated along its width. A box with fewer words than
-    values under it, a lone title ("Feeder Cam") and rows of text stay as they are."""
+    into one box, so a header row has fewer cells than the row of values below it. A box of a header row
+    is split when the next row has more boxes, two or more holding a digit and the others short texts
+    ("9 | 1 | shed box"), and two or more of them lie under it: at the word boundary nearest each gap
+    between those boxes (the gap's x read as a position in the box's text), with boxes interpolated along
+    its width. A header row of one box ("EGGS YOUNG" over "7 | 2") is split only when it has one word per
+    box under it and each word starts (or is centred) where its box does: a lone title ("Feeder Cam") over
+    values is not a header. A box with fewer words than boxes under it and rows of text stay as they are."""
     out = [list(r) for r in rows]
     for i in range(len(out) - 1):
         head, below = out[i], out[i + 1]
-        if len(head) < 2 or len(below) <= len(head) or not all(re.search(r"\d", b.text) for b in below):
+        digits = sum(bool(re.search(r"\d", b.text)) for b in below)
+        if len(below) <= len(head) or digits < 2 or not all(
+                re.search(r"\d", b.text) or len(b.text.split()) <= 3 for b in below):
             continue
         new: list[OcrLine] = []
         for box in head:
             under = sorted((b for b in below if b.box[0] < box.box[2] and b.box[2] > box.box[0]
                             and (b.box[0] + b.box[2]) / 2 >= box.box[0] - 1), key=lambda b: b.box[0])
-            new.extend(_split_box(box, under) if len(under) >= 2 else [box])
+            parts = _split_box(box, under) if len(under) >= 2 else [box]
+            if len(head) == 1 and not _aligned(parts, under):
+                parts = [box]
+            new.extend(parts)
         out[i] = new
     return tuple(tuple(r) for r in out)
 
 
+def _aligned(parts: Sequence[OcrLine], under: Sequence[OcrLine]) -> bool:
+    """Each part of a split lone box is one word that starts or is centred within a character and a half
+    of the box under it (the columns of a header, not the words of a title)."""
+    if len(parts) != len(under) or len(parts) < 2 or any(len(p.text.split()) != 1 for p in parts):
+        return False
+    chars = sum(len(p.text) for p in parts) + len(parts) - 1
+    tol = 1.5 * (parts[-1].box[2] - parts[0].box[0]) / max(chars, 1)
+    return all(abs(p.box[0] - u.box[0]) <= tol or abs((p.box[0] + p.box[2]) - (u.box[0] + u.box[2])) / 2 <= tol
+               for p, u in zip(parts, under))
+
+
 def _split_box(box: OcrLine, under: Sequence[OcrLine]) -> list[OcrLine]:
+    return _cut_box(box, [(left.box[2] + right.box[0]) / 2 for left, right in zip(under, under[1:])])
+
+
+def _cut_box(box: OcrLine, gaps: Sequence[float]) -> list[OcrLine]:
+    """`box` cut at the word boundary nearest each gap's x (read as a position in its text), the parts'
+    boxes interpolated along its width; the box whole when it has too few word boundaries."""
     text = box.text
     spaces = [k for k, ch in enumerate(text) if ch == " "]
-    if len(spaces) < len(under) - 1:
+    if len(spaces) < len(gaps):
         return [box]
     x0, x1 = box.box[0], box.box[2]
     width = max(x1 - x0, 1.0)
     cuts: list[int] = []
-    for left, right in zip(under, under[1:]):
-        at = ((left.box[2] + right.box[0]) / 2 - x0) / width * len(text)
+    for gap in gaps:
+        at = (gap - x0) / width * len(text)
         free = [k for k in spaces if k not in cuts and (not cuts or k > cuts[-1])]
         if not free:
             return [box]
@@ -150,6 +175,29 @@ def _split_box(box: OcrLine, under: Sequence[OcrLine]) -> list[OcrLine]:
         start = k + 1
     return [OcrLine(text[a:b].strip(), (x0 + width * a / len(text), box.box[1], x0 + width * b / len(text), box.box[3]),
                     box.score) for a, b in parts if text[a:b].strip()]
+
+
+def split_merged(rows: Sequence[Sequence[OcrLine]]) -> tuple[tuple[OcrLine, ...], ...]:
+    """A box of values under a row of labels, spanning two or more of them, split into one box per label.
+
+    rapidocr merges values printed close together ("0.76 KG fat balls 1 days" under "FILL | FOOD | GAP")
+    into one box; the labels above it then name one value at most. A box of a row right under a row of
+    two or more boxes without digits is split when it holds a digit and the centres of two or more of
+    those labels lie within its width: at the word boundary nearest each gap between those labels."""
+    out = [list(r) for r in rows]
+    for i in range(len(out) - 1):
+        head, below = out[i], out[i + 1]
+        if len(head) < 2 or any(re.search(r"\d", h.text) for h in head):
+            continue
+        new: list[OcrLine] = []
+        for box in below:
+            over = [h for h in head if box.box[0] <= (h.box[0] + h.box[2]) / 2 <= box.box[2]]
+            if len(over) < 2 or not re.search(r"\d", box.text):
+                new.append(box)
+                continue
+            new.extend(_cut_box(box, [(left.box[2] + right.box[0]) / 2 for left, right in zip(over, over[1:])]))
+        out[i + 1] = new
+    return tuple(tuple(r) for r in out)
 
 
 def layout_text(rows: Sequence[Sequence[OcrLine]]) -> str:
@@ -271,5 +319,5 @@ class RapidOcr:
             p = np.asarray(pts, dtype=np.float64).reshape(-1, 2)
             box = (float(p[:, 0].min()), float(p[:, 1].min()), float(p[:, 0].max()), float(p[:, 1].max()))
             lines.append(OcrLine(text=text, box=box, score=float(score)))
-        rows = split_spanning(group_rows(lines))
+        rows = split_spanning(split_merged(group_rows(lines)))
         return OcrResult(text=layout_text(rows), lines=tuple(ln for row in rows for ln in row))

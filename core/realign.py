@@ -408,7 +408,8 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
                     continue
             liked = max((name_evidence(_base(x), _base(y))[0] for x, y in pairs.items() if x not in unlike),
                         default=0.0)
-            if unlike and not shared and liked < VOUCH and _both_own(pairs, stats):
+            if not shared and max(name_evidence(_base(x), _base(y))[0] for x, y in pairs.items()) < VOUCH \
+                    and _both_own(pairs, stats):
                 # each kind has a field of its own in most of its rounds that the other never shows, of
                 # another kind than the other's ("line: Catalan" beside reps and study minutes; a score beside
                 # puzzles solved and minutes): two kinds of record whose counts and minutes happen to fit

@@ -564,3 +564,14 @@ def test_a_box_of_merged_values_under_several_labels_is_split_at_the_gaps_betwee
     assert layout_text(split_merged(group_rows(keyed))).splitlines()[1] == "Heart rate 72 bpm"
     words = lines[:3] + [OcrLine("fat balls and seed mix", (16, 120, 357, 154), 1.0)]
     assert layout_text(split_merged(group_rows(words))).splitlines()[1] == "fat balls and seed mix"
+
+
+def test_labels_merged_over_values_merged_are_split_both_ways():
+    from core.encoders.ocr import group_rows, layout_text, split_merged, split_spanning
+    from core.protocols import OcrLine
+
+    # measured boxes: two labels read as one box, two values read as one box, a label with a digit
+    lines = [OcrLine("Light on Int.", (18, 72, 159, 100), 1.0), OcrLine("CO2", (200, 72, 246, 96), 1.0),
+             OcrLine("9.4 h", (19, 123, 88, 149), 1.0), OcrLine("43% 3.3 bps", (119, 121, 298, 153), 1.0)]
+    assert layout_text(split_merged(split_spanning(group_rows(lines)))).splitlines() == [
+        "Light on | Int. | CO2", "9.4 h | 43% | 3.3 bps"]

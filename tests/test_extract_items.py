@@ -181,6 +181,17 @@ def test_a_log_line_with_one_labelled_value_keeps_its_texts():
     assert set(_ex("Went to the park, had fun, saw 3 ducks")) <= {"ducks"}
 
 
+def test_a_log_line_of_one_value_and_one_text_keeps_both():
+    d = _ex("Day 4 — 11.9 grams flakes, brine shrimp")
+    assert d["item"].raw_value == "brine shrimp" and d["flakes"].number == 11.9
+    # a value named only by its unit is an item of the entry in a log line, not a passing mention
+    d = _ex("Day 6 — Keiko, win, 55 mv")
+    assert d["item"].raw_value == "Keiko" and d["item_2"].raw_value == "win"
+    assert [o.number for o in d.values() if o.value_kind == "number"] == [55]
+    # without the heading and its dash it is a sentence, not an entry
+    assert "item" not in _ex("Fed 11.9 grams today, brine shrimp")
+
+
 def test_no_with_its_period_abbreviates_number_in_a_label():
     d = _ex("Bought supplies. My amount paid was $235.24, VAT came in at 11.60 USD and no. of items at 6.")
     assert d["no_items"].number == 6 and d["vat"].number == 11.60

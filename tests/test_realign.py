@@ -333,6 +333,9 @@ def test_two_kinds_each_with_a_field_of_its_own_are_not_joined_by_a_word_more_or
     sim = lambda a, b: 1.0 if a == b else 0.7 if "duration" in a and "duration" in b else 0.2  # noqa: E731
     alike = with_texts(s, ("reps", "study_duration", "line"), (1.0, 0.3, 0.0), (0.8, 0.6, 0.0))  # cosine 0.94
     assert plan_merges(alike, sim) == []
+    # ... however near the encoder puts "reps" and "correct" (0.4: not unlike)
+    near = lambda a, b: 0.4 if {a, b} == {"reps", "correct"} else sim(a, b)  # noqa: E731
+    assert plan_merges(alike, near) == []
     # the same records with the score printed on one kind only: the text of one, nothing of its own in the
     # other, is a record told with a field more
     one_sided = {k: v for k, v in alike.items() if k != "score"}

@@ -1369,6 +1369,10 @@ def _split_item(words: list[str]) -> int:
     return 0
 
 
+# a log line: a short heading before a dash, then two or more items set apart by commas ("Day 6 — Keiko, win, 55 mv")
+_LOG_LINE = re.compile(r"\s*[^,—–\n]{1,30}\s[—–]\s[^,\n]+(?:,[^,\n]+)+")
+
+
 def _list_texts(text: str, found: list[Found]) -> list[Found]:
     """Short text items of a record list, without a colon: "Week 3 — sicilian, 38 moves, 25 min clock",
     "Club night: BOARD Table A, 38 moves and colour white". A list is a sentence or line with two or more
@@ -1388,11 +1392,12 @@ def _list_texts(text: str, found: list[Found]) -> list[Found]:
         inside = [f.start for f in numeric if ss <= f.start < se]
         # one value is enough where items are set apart by " / " or ";" or it has a label and a colon
         # ("Irrigation: 735 ml / pot Monstera", "Irrigation: 242 ml, pot Calathea")
-        # ... or it is a log line: a heading before a dash and three or more items set apart by commas ("Day 7 —
-        # Keiko, draw, 47 length": the entry's texts beside its one labelled value)
+        # ... or it is a log line: a heading before a dash and two or more items set apart by commas ("Day 7 —
+        # Keiko, draw, 47 length", "Day 4 — 11.9 grams flakes, brine shrimp": the entry's texts beside its one
+        # labelled value)
         listed = bool(inside) and (re.search(r"\s/\s|;\s", text[ss:se]) is not None
                                    or any(re.search(r"[A-Za-z]:\s*$", text[ss:p]) for p in inside)
-                                   or re.match(r"\s*[^,—–]{1,30}\s[—–]\s[^,]+(?:,[^,]+){2,}", text[ss:se]) is not None)
+                                   or _LOG_LINE.match(text[ss:se]) is not None)
         if (len(inside) < 2 and not listed) or _in_question(text, ss) or _irrealis(text, ss):
             continue
         body_start = ss
@@ -1402,6 +1407,7 @@ def _list_texts(text: str, found: list[Found]) -> list[Found]:
         if heading is not None:
             body_start = ss + heading.end()  # the heading before the colon is not an item
         items: list[tuple[str, int, bool]] = []  # (text, start, after "and")
+        headed = False  # the list follows a heading before a dash ("Day 3 — ...")
         for it in re.finditer(item_re, text[body_start:se]):
             pos = body_start + it.start()
             after_and = False
@@ -1412,6 +1418,7 @@ def _list_texts(text: str, found: list[Found]) -> list[Found]:
                     after_and = part == "and"
                     if part != "and" and len(items) <= 1:
                         items.clear()  # "Day 3 — ...": a heading before a dash
+                        headed = True
                     continue
                 items.append((part, p0, after_and))
         bare: list[tuple[Found, bool]] = []  # unlabelled text items, and whether one stands at the list's edge
@@ -1458,8 +1465,9 @@ def _list_texts(text: str, found: list[Found]) -> list[Found]:
             bare.append((Found("item", item, i0, i1, "text", None, None, ""),
                          n == 0 or (n == len(items) - 1 and after_and) or closing_name))
         placed = [f for f, at_edge in bare if at_edge]
-        # ... or is the one text among three or more items of values ("Day 3 — 1358 gr fill, peanuts, 5 d gap")
-        if not placed and len(bare) == 1 and len(items) >= 3:
+        # ... or is the one text among three or more items of values ("Day 3 — 1358 gr fill, peanuts, 5 d gap"),
+        # or beside one value in an entry under a heading ("Day 4 — 11.9 grams flakes, brine shrimp")
+        if not placed and len(bare) == 1 and (len(items) >= 3 or (headed and len(items) == 2)):
             placed = [bare[0][0]]
         if len(placed) == 1 and len(items) >= 3:
             # further unlabelled texts of a list of three or more items are further fields of the entry, in
@@ -1607,11 +1615,13 @@ def _name_by_shape(text: str, found: list[Found]) -> list[Found]:
         if f.dim is not None:
             groups.setdefault(f.verb, []).append(f)
     multi = {verb for verb, fs in groups.items() if len({f.dim for f in fs}) >= 2}
+    # (in a log line the value is an item of the entry, not a passing mention: "Day 6 — Keiko, win, 55 mv")
+    entry = _LOG_LINE.fullmatch(text.strip()) is not None
     out = []
     for f in found:
         if f.dim is not None:
             if f.verb not in multi:
-                if f.tentative:
+                if f.tentative and not entry:
                     continue
             else:
                 f = replace(f, attribute=normalize_attribute(_dim_name(f.dim, f.unit), dimension=f.dim) or f.attribute)

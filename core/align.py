@@ -982,6 +982,8 @@ class FieldStats:
     text: tuple[float, ...] | None = None  # the sum of its rounds' text vectors (None: not embedded)
     median: float | None = None  # its numbers' median in its unit (None: no numbers, or not counted)
     values: frozenset[str] = frozenset()  # a text field's most common values, lower case (numbers: none)
+    # number fields beside it in one unit or dimension -> (rounds with both, rounds where it was the larger)
+    above: Mapping[str, tuple[int, int]] = field(default_factory=dict)
 
     def text_cosine(self, other: "FieldStats") -> float | None:
         """How alike the rounds of two fields read (cosine of their text sums), None when either lacks one."""
@@ -997,12 +999,39 @@ def field_stats(con) -> dict[str, FieldStats]:
     con = getattr(con, "con", con)
     out = {}
     fields = {name: _Field.from_json(name, data) for name, data in con.execute("SELECT field, stats FROM fields").fetchall()}
-    medians = _medians(con, {name: f.unit for name, f in fields.items() if f.kind == "number"})
+    units = {name: f.unit for name, f in fields.items() if f.kind == "number"}
+    medians = _medians(con, units)
+    orders = _orders(con, units)
     texts = _text_values(con, {name for name, f in fields.items() if f.kind == "text"})
     for name, f in fields.items():
         out[name] = FieldStats(name, f.kind, f.unit, f.dimension, f.vmin, f.vmax, f.rounds, dict(f.companions),
                                tuple(float(x) for x in f.text_sum) if f.text_sum is not None else None,
-                               medians.get(name), texts.get(name, frozenset()))
+                               medians.get(name), texts.get(name, frozenset()), orders.get(name, {}))
+    return out
+
+
+def _orders(con, units: Mapping[str, str | None]) -> dict[str, dict[str, tuple[int, int]]]:
+    """For each two number fields in one round, both without a unit or in units of one dimension (compared
+    in the first one's unit): in how many rounds both were, and in how many the first was the larger
+    (a panel's yield above the part it exported, the eggs above the chicks: an order each record keeps)."""
+    by_round: dict[str, dict[str, float]] = {}
+    for round_id, attribute, number, unit in con.execute(
+            "SELECT round_id, attribute, number, unit FROM observations "
+            "WHERE value_kind = 'number' AND number IS NOT NULL ORDER BY round_id, seq").fetchall():
+        if attribute in units and math.isfinite(number):
+            by_round.setdefault(round_id, {}).setdefault(attribute, (float(number), unit))
+    out: dict[str, dict[str, tuple[int, int]]] = {}
+    for values in by_round.values():
+        for a, (x, ua) in values.items():
+            for b, (y, ub) in values.items():
+                if a == b or (ua is None) != (ub is None):
+                    continue
+                if ua and ub and ua != ub:
+                    y = convert(y, ub, ua)
+                    if y is None:
+                        continue
+                both, larger = out.setdefault(a, {}).get(b, (0, 0))
+                out[a][b] = (both + 1, larger + (x > y))
     return out
 
 

@@ -236,9 +236,41 @@ def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, Fi
         # clearly of another size (dabblers 54 and mallards 31, "Gs." 16 and geese 19): the pairing the sizes
         # clearly prefer among every pairing that fits is taken
         by_size = _sized_pairing({a: fits(a) for a in small}, stats)
-        if by_size is not None:
+        if by_size is not None and _keeps_order(by_size, stats):
             return by_size
+    if not _keeps_order(out, stats):
+        # two quantities one of which is the larger in every record of each kind (a panel's yield and the part
+        # of it exported): a pairing that turns the order round is wrong whatever the names say; the one
+        # pairing by fit that keeps every order is taken, else none
+        kept = [p for p in _one_to_one({a: fits(a) for a in small}) if _keeps_order(p, stats)]
+        return kept[0] if len(kept) == 1 else None
     return out
+
+
+ORDER_ROUNDS = 3  # two fields in this many rounds together ...
+ORDER_SHARE = 0.9  # ... one the larger in at least this share of them keep an order
+
+
+def _order(a: str, b: str, stats: Mapping[str, FieldStats]) -> int:
+    """+1 when a was the larger of the two in their records (ORDER_ROUNDS, ORDER_SHARE), -1 when b was, else 0."""
+    both, larger = stats[a].above.get(b, (0, 0))
+    if both < ORDER_ROUNDS:
+        return 0
+    return 1 if larger >= ORDER_SHARE * both else -1 if both - larger >= ORDER_SHARE * both else 0
+
+
+def _keeps_order(pairs: Mapping[str, str], stats: Mapping[str, FieldStats]) -> bool:
+    """No two pairs of a pairing are in opposite orders on the two sides."""
+    items = sorted(pairs.items())
+    return all(_order(x, x2, stats) * _order(y, y2, stats) >= 0
+               for i, (x, y) in enumerate(items) for x2, y2 in items[i + 1:])
+
+
+def _one_to_one(options: Mapping[str, list[str]]) -> list[dict[str, str]]:
+    """Every one-to-one pairing `options` allow (at most the first 500 combinations looked at)."""
+    keys = sorted(options)
+    return [dict(zip(keys, combo)) for combo in itertools.islice(itertools.product(*(options[k] for k in keys)), 500)
+            if len(set(combo)) == len(combo)]
 
 
 SIZE_CLEAR = 0.5  # the pairing by typical size is taken when its cost is at most this share of the next one's ...
@@ -259,15 +291,12 @@ def _sized_pairing(options: Mapping[str, list[str]], stats: Mapping[str, FieldSt
     """Of every one-to-one pairing `options` allow (at most a few hundred), the one whose pairs' typical
     values are closest in size, when it is clearly the closest (SIZE_CLEAR, SIZE_GAP); None otherwise or
     when a size is unknown."""
-    keys = sorted(options)
     costs: list[tuple[float, dict[str, str]]] = []
-    for combo in itertools.islice(itertools.product(*(options[k] for k in keys)), 500):
-        if len(set(combo)) < len(combo):
-            continue
-        gaps = [_size_gap(stats[a], stats[b]) for a, b in zip(keys, combo)]
+    for pairs in _one_to_one(options):
+        gaps = [_size_gap(stats[a], stats[b]) for a, b in pairs.items()]
         if None in gaps:
             return None
-        costs.append((sum(gaps), dict(zip(keys, combo))))
+        costs.append((sum(gaps), pairs))
     if len(costs) < 2:
         return None
     costs.sort(key=lambda c: c[0])

@@ -639,3 +639,21 @@ def test_a_known_label_in_another_unit_dimension_is_another_field(store):
     for i in range(3):
         al.align(20 + i, [num("gas", 3.0 + i, "m³")])
     assert al.align(30, [num("gas", 0.6, "m")])[0].attribute == "gas"
+
+
+def test_field_stats_count_in_how_many_records_one_field_was_the_larger(store):
+    from core.align import field_stats
+
+    rows = [("S1:R1", "yield", 12.0, "kWh"), ("S1:R1", "exported", 3.0, "kWh"),
+            ("S1:R2", "yield", 9.0, "kWh"), ("S1:R2", "exported", 4000.0, "Wh"),  # 4 kWh: compared converted
+            ("S1:R3", "yield", 2.0, "kWh"), ("S1:R3", "exported", 3.0, "kWh"), ("S1:R3", "count", 5.0, None)]
+    al = FieldAligner(store.con, DEFAULT)
+    for k, rid in enumerate(("S1:R1", "S1:R2", "S1:R3")):
+        al.align(k, [num(a, n, u, rid) for r, a, n, u in rows if r == rid])
+    al.flush()
+    for k, (rid, attr, number, unit) in enumerate(rows):
+        store.con.execute("INSERT INTO observations (round_id, seq, attribute, raw_value, number, unit, value_kind) "
+                          "VALUES (?, ?, ?, ?, ?, ?, 'number')", [rid, k, attr, f"{number:g}", number, unit])
+    st = field_stats(store.con)
+    assert st["yield"].above["exported"] == (3, 2) and st["exported"].above["yield"] == (3, 1)
+    assert "count" not in st["yield"].above  # a bare count is not compared with energy

@@ -575,3 +575,20 @@ def test_labels_merged_over_values_merged_are_split_both_ways():
              OcrLine("9.4 h", (19, 123, 88, 149), 1.0), OcrLine("43% 3.3 bps", (119, 121, 298, 153), 1.0)]
     assert layout_text(split_merged(split_spanning(group_rows(lines)))).splitlines() == [
         "Light on | Int. | CO2", "9.4 h | 43% | 3.3 bps"]
+
+
+def test_words_under_as_many_labels_and_marked_labels_over_as_many_numbers_are_split():
+    from core.encoders.ocr import group_rows, layout_text, split_merged
+    from core.protocols import OcrLine
+
+    # measured boxes of a scoresheet: "Bronwen loss" under two labels, "Mv: Rtg:" over "53 1512"
+    lines = [OcrLine("Opp.", (18, 72, 70, 100), 1.0), OcrLine("Outcome:", (156, 75, 253, 95), 1.0),
+             OcrLine("Mv: Rtg:", (265, 70, 378, 100), 1.0), OcrLine("Bronwen loss", (19, 123, 210, 150), 1.0),
+             OcrLine("53 1512", (270, 121, 400, 152), 1.0)]
+    assert layout_text(split_merged(group_rows(lines))).splitlines() == ["Opp. | Outcome: | Mv: | Rtg:",
+                                                                         "Bronwen | loss | 53 | 1512"]
+    # words that are no labels over two numbers (a title), or three words under two labels: left whole
+    title = [OcrLine("Club night", (18, 72, 200, 100), 1.0), OcrLine("53 1512", (20, 121, 190, 152), 1.0)]
+    assert layout_text(split_merged(group_rows(title))) == "Club night\n53 1512"
+    three = lines[:2] + [OcrLine("Bronwen lost badly", (19, 123, 210, 150), 1.0)]
+    assert layout_text(split_merged(group_rows(three))).splitlines()[1] == "Bronwen lost badly"

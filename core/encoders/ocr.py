@@ -182,10 +182,12 @@ def split_merged(rows: Sequence[Sequence[OcrLine]]) -> tuple[tuple[OcrLine, ...]
 
     rapidocr merges values printed close together ("0.76 KG fat balls 1 days" under "FILL | FOOD | GAP")
     into one box; the labels above it then name one value at most. A box of a row right under a row of
-    two or more boxes that open with a letter is split when it holds a digit and the centres of two or more of
-    those labels lie within its width: at the word boundary nearest each gap between those labels.
-    Run after `split_spanning` ("Light on Int. | CO2" over "9.4 h | 43% 3.3 bps": the labels are split by
-    the values first, then the values by the labels)."""
+    two or more boxes that open with a letter is split when the centres of two or more of those labels lie
+    within its width and it holds a digit or one word per label ("Bronwen loss" under "Opp. | Outcome:"):
+    at the word boundary nearest each gap between those labels. Run after `split_spanning` ("Light on Int.
+    | CO2" over "9.4 h | 43% 3.3 bps": the labels are split by the values first, then the values by the
+    labels). Last, a box of two or more marked labels ("Mv: Rtg:") over one box of as many numbers ("32
+    1546") is split into one box per label and per number."""
     out = [list(r) for r in rows]
     for i in range(len(out) - 1):
         head, below = out[i], out[i + 1]
@@ -194,12 +196,29 @@ def split_merged(rows: Sequence[Sequence[OcrLine]]) -> tuple[tuple[OcrLine, ...]
         new: list[OcrLine] = []
         for box in below:
             over = [h for h in head if box.box[0] <= (h.box[0] + h.box[2]) / 2 <= box.box[2]]
-            if len(over) < 2 or not re.search(r"\d", box.text):
+            if len(over) < 2 or not (re.search(r"\d", box.text) or len(box.text.split()) == len(over)):
                 new.append(box)
                 continue
             new.extend(_cut_box(box, [(left.box[2] + right.box[0]) / 2 for left, right in zip(over, over[1:])]))
         out[i + 1] = new
+    for i in range(len(out) - 1):
+        head, below = out[i], out[i + 1]
+        for box in list(head):
+            under = [b for b in below if b.box[0] < box.box[2] and b.box[2] > box.box[0]]
+            labels, numbers = box.text.split(), under[0].text.split() if len(under) == 1 else []
+            if len(labels) < 2 or len(numbers) != len(labels) or not all(w.endswith((":", ".")) for w in labels) \
+                    or not all(re.fullmatch(r"[-+]?\d[\d.,:]*", n) for n in numbers):
+                continue
+            out[i] = [x for b in out[i] for x in (_words(b) if b is box else [b])]
+            out[i + 1] = [x for b in out[i + 1] for x in (_words(b) if b is under[0] else [b])]
     return tuple(tuple(r) for r in out)
+
+
+def _words(box: OcrLine) -> list[OcrLine]:
+    """`box` cut into one box per word, boxes interpolated along its width."""
+    x0, width, n = box.box[0], max(box.box[2] - box.box[0], 1.0), len(box.text)
+    gaps = [x0 + width * k / n for k, ch in enumerate(box.text) if ch == " "]
+    return _cut_box(box, gaps)
 
 
 def layout_text(rows: Sequence[Sequence[OcrLine]]) -> str:

@@ -548,6 +548,11 @@ def test_a_lone_header_box_splits_when_its_words_stand_over_the_values_and_a_tit
     title = [OcrLine("Hive Scale", (18, 17, 185, 46), 1.0), OcrLine("16", (18, 60, 56, 80), 1.0),
              OcrLine("49", (177, 60, 215, 80), 1.0)]
     assert layout_text(split_spanning(group_rows(title))) == "Hive Scale\n16 | 49"
+    # a value box that only touches a header's edge belongs to the next column (measured boxes)
+    touch = [OcrLine("fil (g)", (16, 71, 82, 100), 1.0), OcrLine("elapsed (mins)", (98, 73, 246, 97), 1.0),
+             OcrLine("filament type", (262, 72, 398, 99), 1.0), OcrLine("53.1", (18, 123, 84, 149), 1.0),
+             OcrLine("424", (80, 123, 152, 149), 1.0), OcrLine("TPU", (263, 120, 320, 150), 1.0)]
+    assert layout_text(split_spanning(group_rows(touch))).splitlines()[0] == "fil (g) | elapsed (mins) | filament type"
 
 
 def test_a_box_of_merged_values_under_several_labels_is_split_at_the_gaps_between_the_labels():

@@ -128,14 +128,23 @@ def split_spanning(rows: Sequence[Sequence[OcrLine]]) -> tuple[tuple[OcrLine, ..
             continue
         new: list[OcrLine] = []
         for box in head:
-            under = sorted((b for b in below if b.box[0] < box.box[2] and b.box[2] > box.box[0]
-                            and (b.box[0] + b.box[2]) / 2 >= box.box[0] - 1), key=lambda b: b.box[0])
+            under = sorted((b for b in below if _stands_under(b, box)), key=lambda b: b.box[0])
             parts = _split_box(box, under) if len(under) >= 2 else [box]
             if len(head) == 1 and not _aligned(parts, under):
                 parts = [box]
             new.extend(parts)
         out[i] = new
     return tuple(tuple(r) for r in out)
+
+
+def _stands_under(b: OcrLine, box: OcrLine) -> bool:
+    """b lies under box: its centre within box's width, or a fifth of the narrower of the two in common (a
+    value box that merely touches the header's edge, "424" after "fil (g)", belongs to the next column)."""
+    centre = (b.box[0] + b.box[2]) / 2
+    common = min(b.box[2], box.box[2]) - max(b.box[0], box.box[0])
+    narrower = min(b.box[2] - b.box[0], box.box[2] - box.box[0])
+    return box.box[0] - 1 <= centre <= box.box[2] + 1 or (common > 0 and common >= 0.2 * narrower
+                                                          and centre >= box.box[0] - 1)
 
 
 def _aligned(parts: Sequence[OcrLine], under: Sequence[OcrLine]) -> bool:

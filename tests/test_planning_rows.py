@@ -621,3 +621,28 @@ def test_a_compound_label_written_as_printed_names_its_column():
         assert match_columns(q, tables, *enc)[0].column == "mites_day", q
     # the words alone ask for the mites
     assert match_columns("What was my highest mite count?", tables, *enc)[0].column == "mites"
+
+
+@pytest.mark.slow
+def test_a_column_clearly_nearest_the_words_by_meaning_before_the_one_the_table_is_named_after(tmp_path, monkeypatch):
+    import torch
+
+    import test_planning_rows as mod
+    from core.encoders.text import MiniLMEncoder, load_minilm
+
+    torch.set_num_threads(1)
+    gas = [dict(consumption=3.0 + 0.4 * (i % 6), flow_temp=55.0 + 2 * (i % 5), time=T0 + timedelta(days=3 * i, hours=2))
+           for i in range(8)]
+    # a table named after a temperature (as rules may name it) whose rounds are gas readings
+    monkeypatch.setattr(mod, "TABLES", {"temp_log": (
+        "One row per temp record: consumption (m³), flow temp (°C).",
+        [("consumption", "DOUBLE", "m³", ("Consumption",)), ("flow_temp", "DOUBLE", "°C", ("Flow temp",))],
+        gas, lambda r: f"Gas reading: consumption {r['consumption']} m³, flow temp {r['flow_temp']:g} °C.")})
+    minilm = MiniLMEncoder(load_minilm())
+    con = duckdb.connect(str(build_memory(tmp_path / "memory.duckdb", minilm)))
+    try:
+        s = _step(QueryEngine(con, minilm, DEFAULT).ask("What was my average gas used?"))
+        assert _call(s) == ("temp_log", "consumption", "avg")
+        assert s.value["value"] == pytest.approx(statistics.mean(r["consumption"] for r in gas))
+    finally:
+        con.close()

@@ -42,6 +42,7 @@ ASKING_ADJECTIVES = frozenset(stem(w) for w in (
     "yearly nightly new newest old oldest recent previous next own best worst biggest smallest largest "
     "greatest top bottom single individual particular specific exact actual current final initial latest "
     "earliest last first second third average median mean highest lowest maximum minimum max min avg peak").split())
+COS_CLEAR = 0.15  # a column this much nearer the words by cosine than every other of its table is the one meant
 ROWS_NAMING_ONE_OFF = 0.2  # a word said in more of a table's rounds than this is about its rows, not a one-off
 
 
@@ -603,6 +604,10 @@ class RulePlanner:
         # typical one (the amount, not the postage or the tax beside it)
         medians = {c.name: c.median for t in tables if t.table_name == table for c in t.columns}
         mains = {c.name for t in tables if t.table_name == table for c in t.columns if c.main}
+        # a column clearly nearest the words by meaning ("gas used": the consumption, cosine 0.43 against the
+        # flow temp's 0.15) before the one the table happens to be named after
+        meant = cands[0].column if len(cands) > 1 and cands[0].cos - max(c.cos for c in cands[1:]) >= COS_CLEAR \
+            else None
 
         def rank(k_c):
             k, c = k_c
@@ -618,7 +623,8 @@ class RulePlanner:
                 # "my total" is the record's largest sum of money, whatever field the table is named after
                 # (an expense table named after its tax)
                 return (not amount, largest, not (implied and c.dimension == implied), not alike, not named, k)
-            return (not amount, not (implied and c.dimension == implied), not alike, not named, largest, k)
+            return (not amount, not (implied and c.dimension == implied), c.column != meant, not alike, not named,
+                    largest, k)
         keys = [rank(kc)[:-1] for kc in enumerate(cands)]
         if len(cands) > 1 and len(set(keys)) == 1:
             return None  # nothing says which of its quantities is meant ("my average sold": units? left over?)

@@ -192,6 +192,12 @@ def test_a_log_line_of_one_value_and_one_text_keeps_both():
     assert "item" not in _ex("Fed 11.9 grams today, brine shrimp")
 
 
+def test_a_short_word_with_a_period_inside_a_log_line_item_abbreviates_its_label():
+    d = _ex("Day 3 — 46 percent rel. humidity, 20.9 °C room temperature, 66 mins mist time")
+    assert d["rel_humidity"].number == 46 and d["rel_humidity"].label == "rel. humidity"
+    assert "item" not in d and d["room_temperature"].number == 20.9
+
+
 def test_no_with_its_period_abbreviates_number_in_a_label():
     d = _ex("Bought supplies. My amount paid was $235.24, VAT came in at 11.60 USD and no. of items at 6.")
     assert d["no_items"].number == 6 and d["vat"].number == 11.60

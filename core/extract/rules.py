@@ -568,7 +568,7 @@ def right_label(text: str, value: Value) -> str:
     rest = re.split(r"\s(?:and|but|then)\s", rest)[0].strip()
     # an abbreviation period inside the label: "61 pct hum. rel."; a rate: "three moves/game"; a formula: "26 mg/L NO3"
     if not rest or len(rest.split()) > 4 or not re.fullmatch(
-            r"[A-Za-z][A-Za-z0-9'-]*(?:/[A-Za-z][A-Za-z0-9]*)?\.?(?:\s[A-Za-z][A-Za-z'-]*\.?)*(?:\s?%)?", rest):
+            r"[A-Za-z][A-Za-z0-9'-]*(?:/[A-Za-z][A-Za-z0-9]*)?[.\u2024]?(?:\s[A-Za-z][A-Za-z'-]*[.\u2024]?)*(?:\s?%)?", rest):
         return ""
     words = rest.lower().split()
     if len(rest.rstrip(".")) == 1:
@@ -1373,6 +1373,17 @@ def _split_item(words: list[str]) -> int:
 _LOG_LINE = re.compile(r"\s*[^,—–\n]{1,30}\s[—–]\s[^,\n]+(?:,[^,\n]+)+")
 
 
+def _log_line_abbreviations(text: str) -> str:
+    """In a log line, a short word with a period before a lower-case word abbreviates a label ("Day 3 — 46
+    percent rel. humidity, 20.9 °C room temperature"): the period (as a one-dot leader, same length) does
+    not end a sentence there. Other lines are left as they are."""
+    out = []
+    for line in text.split("\n"):
+        cand = re.sub(r"\b([A-Za-z]{2,4})\.(?=[ \t]+[a-z])", "\\1\u2024", line)
+        out.append(cand if cand != line and _LOG_LINE.fullmatch(cand.strip()) else line)
+    return "\n".join(out)
+
+
 def _list_texts(text: str, found: list[Found]) -> list[Found]:
     """Short text items of a record list, without a colon: "Week 3 — sicilian, 38 moves, 25 min clock",
     "Club night: BOARD Table A, 38 moves and colour white". A list is a sentence or line with two or more
@@ -1563,7 +1574,7 @@ def extract_text(text: str, *, structured: bool, speaker: str | None = None,
         text = re.sub(r"(?<=\d\.\d)I(?![\w.])|(?<=\d\.\d\d)I(?![\w.])", "l", text)
         text = re.sub(r"(?<=\d\.\d )1(?![\w.,/:])|(?<=\d\.\d\d )1(?![\w.,/:])", "l", text)
     else:
-        text = _sentence_case(text)
+        text = _sentence_case(_log_line_abbreviations(text))
         # "Bottling: btl. 38; Priming: 99 g": a short word with a period that opens a list item and is
         # followed by a number abbreviates the item's label (not a unit: "5 km. 3 days later" ends a sentence);
         # a number word too, when it ends the item ("eps. two")

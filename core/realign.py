@@ -210,6 +210,12 @@ def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, Fi
     elif lenient and anchored and empty and all(stats[a].unit for a in empty) and (len(small) >= 2 or anchors >= 2):
         for a in empty:
             options[a] = fits(a)
+    elif lenient and anchored and empty and len(small) >= 2 and _forced_by_size(empty, fits, stats):
+        # bare counts of clearly different sizes, each fitting one field of the other kind by its typical
+        # value alone ("hits" 20 and "tactics rating" 1700 on the screen, "correct" 22 and "PR" 1780 in the
+        # text, both beside a duration): the sizes pair them where the names cannot
+        for a in empty:
+            options[a] = _by_size(a, fits(a), stats)
     elif lenient and len(empty) == 1 and len(small) >= 2:
         options[empty[0]] = fits(empty[0])
     elif lenient and len(small) >= STRUCTURAL and any(stats[a].unit for a in small):
@@ -271,6 +277,17 @@ def _one_to_one(options: Mapping[str, list[str]]) -> list[dict[str, str]]:
     keys = sorted(options)
     return [dict(zip(keys, combo)) for combo in itertools.islice(itertools.product(*(options[k] for k in keys)), 500)
             if len(set(combo)) == len(combo)]
+
+
+def _by_size(a: str, places: list[str], stats: Mapping[str, FieldStats]) -> list[str]:
+    """The places whose typical value is of a's size (within SIZE_RATIO)."""
+    return [b for b in places if (g := _size_gap(stats[a], stats[b])) is not None and g <= np.log(SIZE_RATIO)]
+
+
+def _forced_by_size(fields: list[str], fits: Callable[[str], list[str]], stats: Mapping[str, FieldStats]) -> bool:
+    """Each field has exactly one place of its size among those that fit, all places different."""
+    places = [_by_size(a, fits(a), stats) for a in fields]
+    return all(len(p) == 1 for p in places) and len({p[0] for p in places}) == len(places)
 
 
 SIZE_CLEAR = 0.5  # the pairing by typical size is taken when its cost is at most this share of the next one's ...

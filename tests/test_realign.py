@@ -372,6 +372,25 @@ def test_a_pairing_that_turns_round_an_order_every_record_keeps_is_not_taken():
     assert ("exported", "produced") in {(m.source, m.target) for m in plan_merges(loose, sim)}
 
 
+def test_with_a_field_in_common_bare_counts_of_clearly_different_sizes_pair_by_size():
+    # a puzzle app's screen (hits, tactics rating, duration) and the text (correct, PR, duration)
+    s = {
+        "hits": replace(stats("hits", None, 3, 40, 13, {"tactics_rating": 13, "duration": 13}), median=21),
+        "tactics_rating": replace(stats("tactics_rating", None, 1500, 2050, 13, {"hits": 13, "duration": 13}),
+                                  median=1760),
+        "correct": replace(stats("correct", None, 4, 38, 14, {"pr": 14, "duration": 14}), median=22),
+        "pr": replace(stats("pr", None, 1480, 2100, 14, {"correct": 14, "duration": 14}), median=1790),
+        "duration": stats("duration", "min", 5, 60, 27, {"hits": 13, "tactics_rating": 13, "correct": 14, "pr": 14}),
+    }
+    s = with_texts(s, ("hits", "tactics_rating"), (1.0, 0.3, 0.0), (0.9, 0.4, 0.0))
+    assert {(m.source, m.target) for m in plan_merges(s, unlike_names)} == {("hits", "correct"),
+                                                                          ("tactics_rating", "pr")}
+    # counts of like sizes (a rating near the count's size): the sizes do not tell which is which
+    like = dict(s, tactics_rating=replace(s["tactics_rating"], vmin=10, vmax=40, median=30),
+                pr=replace(s["pr"], vmin=12, vmax=45, median=28))
+    assert plan_merges(like, unlike_names) == []
+
+
 def test_a_field_seen_a_few_times_has_a_size_not_a_range():
     # a bank's screen (credit $, bank fee $, days) seen twice, the other bank's (payment $, fee $, days late)
     def bank(fee_lo, fee_hi, rounds):

@@ -597,3 +597,16 @@ def test_words_under_as_many_labels_and_marked_labels_over_as_many_numbers_are_s
     assert layout_text(split_merged(group_rows(title))) == "Club night\n53 1512"
     three = lines[:2] + [OcrLine("Bronwen lost badly", (19, 123, 210, 150), 1.0)]
     assert layout_text(split_merged(group_rows(three))).splitlines()[1] == "Bronwen lost badly"
+
+
+def test_a_units_power_read_as_a_box_of_its_own_joins_the_unit():
+    from core.encoders.ocr import group_rows, layout_text, superscripts
+    from core.protocols import OcrLine
+
+    # measured boxes of a gas meter's screen: "5.09 m" and a small "3" at its upper right
+    lines = [OcrLine("consumption", (19, 68, 147, 92), 1.0), OcrLine("5.09 m", (18, 94, 145, 130), 1.0),
+             OcrLine("3", (131, 99, 152, 121), 1.0)]
+    assert layout_text(group_rows(superscripts(lines))) == "consumption\n5.09 m³"
+    # a digit as tall as the number beside it is a value of its own ("12 m | 3" laps)
+    tall = lines[:2] + [OcrLine("3", (160, 94, 180, 130), 1.0)]
+    assert layout_text(group_rows(superscripts(tall))) == "consumption\n5.09 m | 3"

@@ -230,6 +230,30 @@ def _words(box: OcrLine) -> list[OcrLine]:
     return _cut_box(box, gaps)
 
 
+_POWER = {"2": "²", "3": "³"}
+_LENGTH_END = re.compile(r"\d\s?(?:m|cm|mm|km|ft|in)$", re.I)
+
+
+def superscripts(lines: Sequence[OcrLine]) -> list[OcrLine]:
+    """A unit's power read as a box of its own ("5.09 m" and a small "3" at its upper right: 5.09 m³)
+    joined to the unit: a box that is only 2 or 3, at most four fifths as tall as a box ending in a length
+    unit, starting within half that box's height of its right edge and ending above its bottom."""
+    out = list(lines)
+    for b in lines:
+        if b.text not in _POWER:
+            continue
+        for k, a in enumerate(out):
+            h = a.box[3] - a.box[1]
+            if (_LENGTH_END.search(a.text) and b.box[3] - b.box[1] <= 0.8 * h
+                    and a.box[2] - h <= b.box[0] <= a.box[2] + h / 2 and b.box[1] >= a.box[1] - h / 4
+                    and b.box[3] <= a.box[3] - 0.15 * h):
+                out[k] = OcrLine(a.text + _POWER[b.text], (a.box[0], a.box[1], max(a.box[2], b.box[2]), a.box[3]),
+                                 a.score)
+                out.remove(b)
+                break
+    return out
+
+
 def layout_text(rows: Sequence[Sequence[OcrLine]]) -> str:
     """The `text` of an OcrResult: one line per row, cells joined by " | "."""
     return "\n".join(CELL_SEP.join(ln.text for ln in row) for row in rows)
@@ -349,5 +373,5 @@ class RapidOcr:
             p = np.asarray(pts, dtype=np.float64).reshape(-1, 2)
             box = (float(p[:, 0].min()), float(p[:, 1].min()), float(p[:, 0].max()), float(p[:, 1].max()))
             lines.append(OcrLine(text=text, box=box, score=float(score)))
-        rows = split_merged(split_spanning(group_rows(lines)))
+        rows = split_merged(split_spanning(group_rows(superscripts(lines))))
         return OcrResult(text=layout_text(rows), lines=tuple(ln for row in rows for ln in row))

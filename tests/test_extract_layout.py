@@ -63,6 +63,8 @@ def test_ocr_litre_sign_read_as_capital_i_or_one():
     assert d["volume"].number == 12.5 and d["volume"].unit == "L" and d["volume"].raw_value == "12.5I"
     d = _ocr("Tank log\n13.3 1 | 21.5 C\nFILL: | WATER TEMP:")
     assert d["fill"].number == 13.3 and d["fill"].unit == "L" and d["water_temp"].number == 21.5
+    d = _ocr("GreenThumb\nWatered (I) | 0.73\nPot | Peace lily")  # the unit of a label, "(l)" read as "(I)"
+    assert d["watered"].number == 0.73 and d["watered"].unit == "L"
     d = _ocr("Scores\nRound 1 | 16 11")  # whole numbers after a space stay numbers
     assert all(o.unit != "L" for o in d.values())
 

@@ -1573,6 +1573,7 @@ def extract_text(text: str, *, structured: bool, speaker: str | None = None,
         # OCR reads the litre sign "l" as "I" or "1": "12.2I", "13.3 1" after a decimal number is "12.2l", "13.3 l"
         text = re.sub(r"(?<=\d\.\d)I(?![\w.])|(?<=\d\.\d\d)I(?![\w.])", "l", text)
         text = re.sub(r"(?<=\d\.\d )1(?![\w.,/:])|(?<=\d\.\d\d )1(?![\w.,/:])", "l", text)
+        text = text.replace("(I)", "(l)")  # ... and a label's unit "(l)" as "(I)": "Watered (I) | 0.73"
     else:
         text = _sentence_case(_log_line_abbreviations(text))
         # "Bottling: btl. 38; Priming: 99 g": a short word with a period that opens a list item and is

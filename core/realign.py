@@ -20,7 +20,13 @@ compared as records:
   "watered" on the other) or one pair close in name (name evidence or cosine
   >= CLOSE); with a field in common, quantities with units may pair by unit
   and range alone, their names unlike ("removed" in L and "volume changed" in
-  mL beside "cond" on both), bare counts may not;
+  mL beside "cond" on both), bare counts only when their typical values are
+  of clearly different sizes, each fitting one place ("hits" 20 / "correct"
+  22 and "tactics rating" 1700 / "PR" 1780);
+* a pairing is refused when it turns round an order both kinds keep in their
+  records (a yield above the part exported), and two groups are not joined
+  when each holds a field of its own the other never shows and cannot be one
+  quantity with it, unless a pair is one name by its letters;
 * each pair's smaller field joins the larger (`align.join_field`); the analytic
   memory is then rebuilt from the stored observations (core/analytic.py) as if
   the labels had been aligned from the start, so rows of both devices land in

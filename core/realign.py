@@ -152,13 +152,27 @@ def _fit(a: FieldStats, b: FieldStats) -> bool:
         # ranges that overlap at their ends are not one quantity when the typical values are of another
         # size: a shop receipt's total (median 226 $) and a client's payment (median 2,105 $), both in $
         # beside two more numbers of the same kinds
+        # (not when each typical value lies inside the other's range: five readings of a small
+        # concentration with a median of 0.1 beside many of 0.05-0.97, median 0.49, are one quantity)
         gap = _size_gap(a, b)
-        if gap is not None and gap > np.log(SIZE_RATIO):
+        if gap is not None and gap > np.log(SIZE_RATIO) and not (
+                _inside(a.median, bmin, bmax) and _inside(_in_unit(b.median, b, a), a.vmin, a.vmax)):
             return False
     # a field seen a few times has a narrow range by chance ("bank fee" 3.26-5.43 on two screens, "fee"
     # 6.45-9.90 on three): its values say the size of the quantity, not its bounds
     pad = (0.5 if min(a.rounds, b.rounds) < FEW_ROUNDS else 0.1) * max(abs(a.vmax), abs(bmax), 1e-9)
     return a.vmin <= bmax + pad and bmin <= a.vmax + pad
+
+
+def _inside(x: float | None, lo: float, hi: float) -> bool:
+    return x is not None and lo <= x <= hi
+
+
+def _in_unit(x: float | None, b: FieldStats, a: FieldStats) -> float | None:
+    """b's value x in a's unit (as it is when either has no unit or they are one)."""
+    if x is None or not (a.unit and b.unit and a.unit != b.unit) or _bare_per(a.unit, b.unit):
+        return x
+    return convert(x, b.unit, a.unit)
 
 
 def _bare_per(u: str | None, v: str | None) -> bool:

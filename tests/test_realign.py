@@ -391,6 +391,23 @@ def test_with_a_field_in_common_bare_counts_of_clearly_different_sizes_pair_by_s
     assert plan_merges(like, unlike_names) == []
 
 
+def test_typical_values_inside_each_others_range_are_one_size():
+    # a water test kit's screen (NH3/NH4, NITRATE) and the text (amm, NO3), both beside pH: five screens
+    # whose median ammonia is 0.1 beside many texts of 0.05-0.97 (median 0.49) are one quantity
+    s = {
+        "amm": replace(stats("amm", "ppm", 0.05, 0.97, 24, {"no3": 23, "ph": 24}), median=0.485),
+        "no3": replace(stats("no3", "ppm", 2, 39, 23, {"amm": 23, "ph": 23}), median=23),
+        "nh3_nh4": replace(stats("nh3_nh4", "ppm", 0.01, 0.86, 5, {"nitrate": 5, "ph": 5}), median=0.1),
+        "nitrate": replace(stats("nitrate", "ppm", 11, 34, 5, {"nh3_nh4": 5, "ph": 5}), median=16),
+        "ph": stats("ph", None, 6.2, 7.8, 29, {"amm": 24, "no3": 23, "nh3_nh4": 5, "nitrate": 5}),
+    }
+    sim = lambda a, b: 1.0 if a == b else 0.5 if {a, b} == {"no3", "nitrate"} else 0.2  # noqa: E731
+    assert {(m.source, m.target) for m in plan_merges(s, sim)} == {("nh3_nh4", "amm"), ("nitrate", "no3")}
+    # a median outside the other's range is another size (a receipt's total beside a client's payment)
+    apart = dict(s, nh3_nh4=replace(s["nh3_nh4"], vmin=0.01, vmax=0.12, median=0.02))
+    assert ("nh3_nh4", "amm") not in {(m.source, m.target) for m in plan_merges(apart, sim)}
+
+
 def test_a_field_seen_a_few_times_has_a_size_not_a_range():
     # a bank's screen (credit $, bank fee $, days) seen twice, the other bank's (payment $, fee $, days late)
     def bank(fee_lo, fee_hi, rounds):

@@ -623,7 +623,7 @@ class RulePlanner:
                 # "my total" is the record's largest sum of money, whatever field the table is named after
                 # (an expense table named after its tax)
                 return (not amount, largest, not (implied and c.dimension == implied), not alike, not named, k)
-            return (not amount, not (implied and c.dimension == implied), c.column != meant, not alike, not named,
+            return (not amount, not (implied and c.dimension == implied), not alike, c.column != meant, not named,
                     largest, k)
         keys = [rank(kc)[:-1] for kc in enumerate(cands)]
         if len(cands) > 1 and len(set(keys)) == 1:

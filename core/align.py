@@ -1014,7 +1014,7 @@ def _orders(con, units: Mapping[str, str | None]) -> dict[str, dict[str, tuple[i
     """For each two number fields in one round, both without a unit or in units of one dimension (compared
     in the first one's unit): in how many rounds both were, and in how many the first was the larger
     (a panel's yield above the part it exported, the eggs above the chicks: an order each record keeps)."""
-    by_round: dict[str, dict[str, float]] = {}
+    by_round: dict[str, dict[str, tuple[float, str | None]]] = {}
     for round_id, attribute, number, unit in con.execute(
             "SELECT round_id, attribute, number, unit FROM observations "
             "WHERE value_kind = 'number' AND number IS NOT NULL ORDER BY round_id, seq").fetchall():

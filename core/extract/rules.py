@@ -1369,8 +1369,8 @@ def _split_item(words: list[str]) -> int:
     return 0
 
 
-# a log line: a short heading before a dash, then two or more items set apart by commas ("Day 6 — Keiko, win, 55 mv")
-_LOG_LINE = re.compile(r"\s*[^,—–\n]{1,30}\s[—–]\s[^,\n]+(?:,[^,\n]+)+")
+# a dash entry (a log line "Day 6 — …"): a short heading before a dash, then two or more items set apart by commas ("Day 6 — Keiko, win, 55 mv")
+_DASH_ENTRY = re.compile(r"\s*[^,—–\n]{1,30}\s[—–]\s[^,\n]+(?:,[^,\n]+)+")
 
 
 def _log_line_abbreviations(text: str) -> str:
@@ -1380,7 +1380,7 @@ def _log_line_abbreviations(text: str) -> str:
     out = []
     for line in text.split("\n"):
         cand = re.sub(r"\b([A-Za-z]{2,4})\.(?=[ \t]+[a-z])", "\\1\u2024", line)
-        out.append(cand if cand != line and _LOG_LINE.fullmatch(cand.strip()) else line)
+        out.append(cand if cand != line and _DASH_ENTRY.fullmatch(cand.strip()) else line)
     return "\n".join(out)
 
 
@@ -1408,7 +1408,7 @@ def _list_texts(text: str, found: list[Found]) -> list[Found]:
         # labelled value)
         listed = bool(inside) and (re.search(r"\s/\s|;\s", text[ss:se]) is not None
                                    or any(re.search(r"[A-Za-z]:\s*$", text[ss:p]) for p in inside)
-                                   or _LOG_LINE.match(text[ss:se]) is not None)
+                                   or _DASH_ENTRY.match(text[ss:se]) is not None)
         if (len(inside) < 2 and not listed) or _in_question(text, ss) or _irrealis(text, ss):
             continue
         body_start = ss
@@ -1628,7 +1628,7 @@ def _name_by_shape(text: str, found: list[Found]) -> list[Found]:
             groups.setdefault(f.verb, []).append(f)
     multi = {verb for verb, fs in groups.items() if len({f.dim for f in fs}) >= 2}
     # (in a log line the value is an item of the entry, not a passing mention: "Day 6 — Keiko, win, 55 mv")
-    entry = _LOG_LINE.fullmatch(text.strip()) is not None
+    entry = _DASH_ENTRY.fullmatch(text.strip()) is not None
     out = []
     for f in found:
         if f.dim is not None:

@@ -35,8 +35,15 @@ def _fmt(v: float, f: Field, agg: bool, decimals: int | None = None) -> str:
 
 
 def _tol(v: float, f: Field, kind: str) -> float:
+    """Absolute tolerance of a gold number: its rounding, and never less than the gap between the
+    value a picture showed in another unit (4.82 h = 289.2 min) and the gold printed at the
+    field's decimals (289 min)."""
     if kind in ("count",):
         return 0.0
+    return max(_rounding(v, f, kind), round(abs(v - round(v, f.decimals)), 6))
+
+
+def _rounding(v: float, f: Field, kind: str) -> float:
     if kind in ("average", "date_range", "filtered"):
         return round(max(abs(v) * 0.01, 0.5 * 10 ** -f.decimals), 6)
     if kind == "sum":

@@ -149,6 +149,16 @@ def test_a_column_counted_over_named_records_is_summed(engine):
     assert s.value["value"] == pytest.approx(sum(r["pages"] for r in LOANS))
 
 
+def test_adding_up_records_asks_for_a_sum_even_when_what_is_counted_is_no_noun():
+    from core.planning.intent import analyze
+
+    # "sold" names no unit and no records: the sum is said by "adding up", which names the records
+    a = analyze("Adding up every market day, how many sold were there?", datetime(2026, 1, 1))
+    assert (a.kind, a.op, a.records) == ("aggregate", "sum", "market day")
+    a = analyze("Summing all my harvests, what weight did I get?", datetime(2026, 1, 1))
+    assert (a.op, a.records) == ("sum", "harvests")
+
+
 def test_the_records_named_pick_the_table_among_like_columns(engine):
     # both tables have a column known as "price"; the grocery runs are the rows of rate_log
     s = _step(engine.ask("What was the average price over all my grocery runs?"))

@@ -29,7 +29,7 @@ SUPERLATIVE_BASE = {"longest": "long", "shortest": "long", "furthest": "far", "f
 _AVG = (r"\b(average|avg|mean|typical(?:ly)?|usually|on average|per (?!cent\b)(?:[a-z]+))\b|"
         r"^\s*(averaged)\b|\bdid\s+(?:i|we)\s+(average)\b")
 PER = re.compile(r"\b(?:per|for each|for every|each)\s+(?!cent\b)([a-z]+)")
-_SUM = r"\b(total|in total|altogether|combined|sum|cumulative(?:ly)?|overall|all together)\b"
+_SUM = r"\b(total|in total|altogether|combined|sum|cumulative(?:ly)?|overall|all together|add(?:ing|ed)? up|summ(?:ing|ed)(?: up)?)\b"
 _TREND = (r"\b(trend\w*|chang\w*|increas\w*|decreas\w*|go(?:ne|ing)? (?:up|down)|went (?:up|down)|improv\w*|"
           r"worsen\w*|(?:get|getting|got) (?:better|worse)|evolv\w*|progress\w*|over time|ris(?:e|en|ing)|rose|"
           r"fall(?:en|ing)?|fell|drop\w*|declin\w*|grow\w*|grew)\b")
@@ -370,7 +370,7 @@ _RECORDS = [
     r"\b(?:over|across|among|in|for|from|of|on)\s+(?:all\s+(?:of\s+)?|every\s+|each\s+)(?:my\s+|our\s+|the\s+)?"
     r"(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+(?!(?:i|we|you|he|she|they|it)\b)[a-z]+(?:-[a-z]+)?){0,2})",
     # "adding up every invoice", "summing all my harvests"
-    r"\b(?:adding|add|summing|sum)\s+up\s+(?:all\s+(?:of\s+)?|every\s+|each\s+)?(?:my\s+|our\s+|the\s+)?"
+    r"\b(?:(?:adding|add|sum)\s+up|summing(?:\s+up)?)\s+(?:all\s+(?:of\s+)?|every\s+|each\s+)?(?:my\s+|our\s+|the\s+)?"
     r"(?P<r>[a-z]+(?:-[a-z]+)?(?:\s+(?!(?:i|we|you|he|she|they|it)\b)[a-z]+(?:-[a-z]+)?){0,2})",
     # "what X did my last harvest show", "what did the first invoice say"
     r"\b(?:did|do|does)\s+(?:my|our|the)\s+(?:(?P<q>last|latest|first|earliest|most\s+recent)\s+)?"
@@ -406,6 +406,9 @@ def _records_phrase(low: str) -> tuple[str, str, str | None] | None:
             continue
         # "did my last harvest show": the qualifier stays (it is the operator), the rest goes
         q = m.groupdict().get("q") or (" ".join(quals) if quals else None)
+        if m[0].startswith(("add", "sum")):
+            # "adding up every market day": the phrase goes, the operator it said stays
+            q = "in total"
         return " ".join(ws), (m[0] if q is not None or "show" in m[0] or m[0].startswith(("did", "add", "sum")) else r), q
     return None
 

@@ -83,3 +83,8 @@ def test_a_word_the_rounds_of_one_table_say_beats_a_like_column_elsewhere(tmp_pa
         # "humidity" is said only in the checks' rounds; soil moisture (also in %) is close in meaning only
         assert t.answer.text.startswith(f"{50 + 22} %"), (t.answer.text, t.plan.notes)
         assert eng.ask("What was my lowest humidity?").answer.text.startswith("50 %")
+        # "temp" starts "tempering" as written (its lemma "temper" is another word): the column is close in
+        # meaning, and "chocolate", which nothing in the memory mentions, still says it is some other thing
+        t = eng.ask("What was my average chocolate tempering?")
+        assert t.answer.refused and any("chocolate" in n for n in t.plan.notes), (t.answer.text, t.plan.notes)
+        assert eng.ask("What was my average temp?").answer.text.startswith("22 °C"), t.plan.notes

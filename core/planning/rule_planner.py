@@ -519,8 +519,9 @@ class RulePlanner:
                    if j + n <= len(seq)}
             if len(w) >= 3 and not w.isdigit() and w not in MEASURE_ADJECTIVES and w not in ASKING_ADJECTIVES \
                     and unit_info(w) is None and unit_info(w + "s") is None and not ini & meta \
-                    and not known(w) and (nxt in computed or any(abbreviates(nxt, x) or abbreviates(x, nxt)
-                                                                 for x in computed)):
+                    and not known(w) and any(n in computed or any(abbreviates(n, x) or abbreviates(x, n)
+                                                                  for x in computed) for n in (nxt, b_raw)):
+                # (the word as written too: "temp" shortens "tempering", not its lemma "temper")
                 return w
         return None
 

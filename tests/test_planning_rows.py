@@ -30,6 +30,7 @@ GROCERIES = [dict(price=12.0 + 3.5 * (i % 5), rate=1.2 + 0.45 * (i % 6), weight=
 REPAIRS = [dict(total=30.0 + 11.0 * (i % 5), parts=float(1 + i % 4), bike=("Bike A", "Bike B")[i % 2],
                 kind=("brakes", "chain", "gears")[i % 3], job="Kind " + ("brakes", "chain", "gears")[i % 3],
                 time=T0 + timedelta(days=5 * i, hours=3)) for i in range(7)]
+CHANGES = [dict(changed=5.0 + 1.5 * (i % 5), time=T0 + timedelta(days=4 * i, hours=9)) for i in range(6)]
 # table -> (description, [(column, dtype, unit, labels as written)], rows, what the user wrote)
 TABLES = {
     "fee_log": ("One row per fee record: fee (€), pages.",
@@ -46,6 +47,8 @@ TABLES = {
                    ("job", "VARCHAR", None, ("Job",))], REPAIRS,
                   lambda r: f"Bike tune-up at the shop: {r['bike']}, {r['kind']}, total {r['total']} €, "
                             f"{r['parts']:g} parts replaced."),
+    "change_log": ("One row per change record: changed (L).", [("changed", "DOUBLE", "L", ("Changed",))], CHANGES,
+                   lambda r: f"Water change done in the tank: changed {r['changed']:g} L."),
 }
 
 
@@ -388,6 +391,9 @@ def test_a_modifier_the_memory_never_mentions_is_not_computed(engine):
     t = engine.ask("What was my average kayak fee?")
     assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" for s in t.steps)
     assert any("kayak" in n for n in t.plan.notes)
+    # the name of what the column's unit measures is no unknown thing: litres are a volume
+    t = engine.ask("What's the smallest volume changed I logged?")
+    assert t.answer.text.startswith(f"{min(r['changed'] for r in CHANGES):g} L"), (t.answer.text, t.plan.notes)
     # a modifier the rounds use is computed as before ("Late fee" is written in every loan round)
     s = _step(engine.ask("What was my average late fee?"))
     assert _call(s) == ("fee_log", "fee", "avg")

@@ -508,9 +508,11 @@ class RulePlanner:
         pairs = [(a, b) for a, b in zip(raw, raw[1:]) if phrase_words(a) and phrase_words(b)]
         seq = phrase_words(text or "")
         meta = _meta_words(tables)
+        # the name of what the column's unit measures ("volume changed" of a column in litres) says what it is
+        dims = {unit_dimension(c.unit) for c in cols} - {None}
 
         def known(w: str) -> bool:
-            return _in_meta(w, meta) or self.builder.mentions(w)
+            return _in_meta(w, meta) or w in dims or self.builder.mentions(w)
         for a_raw, b_raw in pairs:
             w, nxt = phrase_words(a_raw)[0], phrase_words(b_raw)[0]
             k = seq.index(w) if w in seq else 0

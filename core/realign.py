@@ -242,21 +242,15 @@ def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, Fi
         # three or more quantities, one with a unit, that pair one to one by kind, unit and range alone
         # ("qty sold, takings €, left over" on a till's photo; "units, revenue €, unsold" in the text)
         options = {a: fits(a) for a in small}
-    if any(not o for o in options.values()):
+    out = _settled(options, similar)
+    if out is None and lenient and anchored and len(small) >= 2 and _forced_by_size(sorted(small), fits, stats):
+        # names that settle nothing ("xp"/"points" 0.35 and "lessons"/"points" 0.36 beside a shared streak),
+        # counts each of which has one place of its size (xp 171 / points 200, lessons 4 / units 6.5): the
+        # sizes pair them, as where the names are unlike
+        out = {a: _by_size(a, fits(a), stats)[0] for a in small}
+        return out if _keeps_order(out, stats) else None
+    if out is None:
         return None
-    out: dict[str, str] = {}
-    for a in sorted(options, key=lambda x: (len(options[x]), x)):  # the most constrained first
-        free = [b for b in options[a] if b not in out.values()]
-        if len(free) > 1:
-            # two places fit: the one clearly closest in name ("leaf count" is "leaves" more than "new
-            # leaves", 0.69 against 0.62), else the pairing is not settled
-            ranked = sorted(free, key=lambda b: -_closeness(a, b, similar))
-            if _closeness(a, ranked[0], similar) - _closeness(a, ranked[1], similar) < SETTLED:
-                return None
-            free = ranked[:1]
-        if len(free) != 1:
-            return None
-        out[a] = free[0]
     if len(out) >= 2 and any(_closeness(a, b, similar) < CLOSE for a, b in out.items()):
         # names as loose as "dabblers"/"geese" (0.39) against "dabblers"/"mallards" do not outweigh typical values
         # clearly of another size (dabblers 54 and mallards 31, "Gs." 16 and geese 19): the pairing the sizes
@@ -270,6 +264,26 @@ def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, Fi
         # pairing by fit that keeps every order is taken, else none
         kept = [p for p in _one_to_one({a: fits(a) for a in small}) if _keeps_order(p, stats)]
         return kept[0] if len(kept) == 1 else None
+    return out
+
+
+def _settled(options: Mapping[str, list[str]], similar: Similarity | None) -> dict[str, str] | None:
+    """Each field's place, the most constrained first, where a field with two free places takes the one
+    clearly closest in name ("leaf count" is "leaves" more than "new leaves", 0.69 against 0.62); None when
+    a field has no place, or two places no name tells apart."""
+    if any(not o for o in options.values()):
+        return None
+    out: dict[str, str] = {}
+    for a in sorted(options, key=lambda x: (len(options[x]), x)):
+        free = [b for b in options[a] if b not in out.values()]
+        if len(free) > 1:
+            ranked = sorted(free, key=lambda b: -_closeness(a, b, similar))
+            if _closeness(a, ranked[0], similar) - _closeness(a, ranked[1], similar) < SETTLED:
+                return None
+            free = ranked[:1]
+        if len(free) != 1:
+            return None
+        out[a] = free[0]
     return out
 
 

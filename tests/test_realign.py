@@ -817,3 +817,27 @@ def test_names_no_close_match_yield_to_typical_values_clearly_of_one_size():
     even = dict(s, dabblers=replace(s["dabblers"], median=25.0), gs=replace(s["gs"], median=24.0))
     assert pairing(frozenset({"dabblers", "gs"}), frozenset({"mallards", "geese"}), even, sim, lenient=True,
                    by_fit=True) == {"dabblers": "geese", "gs": "mallards"}
+
+
+def test_names_that_settle_nothing_beside_a_shared_field_leave_the_pairing_to_clearly_different_sizes():
+    # a language app's lesson screen printed "Lessons | XP | Streak", another version "Units | Points | Streak":
+    # the encoder finds "xp" and "lessons" both about as close to "points" (0.35, 0.36) and unlike "units"; the
+    # counts are of clearly different sizes (lessons 4, units 6.5; xp 171, points 200)
+    s = {
+        "lessons": replace(stats("lessons", None, 1, 6, 5, {"xp": 5, "streak": 4}), median=4.0),
+        "xp": replace(stats("xp", None, 72, 261, 5, {"lessons": 5, "streak": 4}), median=171.0),
+        "units": replace(stats("units", None, 3, 9, 4, {"points": 4, "streak": 4}), median=6.5),
+        "points": replace(stats("points", None, 52, 295, 4, {"units": 4, "streak": 4}), median=199.5),
+        "streak": replace(stats("streak", "days", 12, 118, 8, {"lessons": 4, "xp": 4, "units": 4, "points": 4}),
+                          median=85.5),
+    }
+    cos = {frozenset(p): c for p, c in ((("xp", "points"), 0.35), (("lessons", "points"), 0.36),
+                                         (("xp", "units"), 0.29), (("lessons", "units"), 0.30))}
+
+    def sim(a, b):
+        return 1.0 if a == b else cos.get(frozenset((a, b)), 0.1)
+    assert {(m.source, m.target) for m in plan_merges(s, sim)} == {("units", "lessons"), ("points", "xp")}
+    # counts of one size on both sides: the sizes do not tell which is which either, and nothing is joined
+    like = dict(s, xp=replace(s["xp"], vmin=2, vmax=9, median=5.0), points=replace(s["points"], vmin=2, vmax=8,
+                                                                                      median=5.5))
+    assert plan_merges(like, sim) == []

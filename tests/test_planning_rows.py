@@ -152,6 +152,15 @@ def test_a_column_counted_over_named_records_is_summed(engine):
     assert s.value["value"] == pytest.approx(sum(r["pages"] for r in LOANS))
 
 
+def test_what_time_a_record_showed_asks_its_duration_not_a_date():
+    from core.planning.intent import analyze
+
+    now = datetime(2026, 1, 1)
+    assert not analyze("On average, what time did my writing exercises show?", now).asks_date
+    assert not analyze("What time did my last session show?", now).asks_date
+    assert analyze("What time did I leave the office?", now).asks_date
+
+
 def test_adding_up_records_asks_for_a_sum_even_when_what_is_counted_is_no_noun():
     from core.planning.intent import analyze
 
@@ -226,6 +235,8 @@ def test_rows_tables_by_share_or_by_a_distinct_table():
     # a few of one table's rounds name them and no other table's: that table ("RH 42 %" beside "humidity")
     assert rows_tables({"a": 0.25, "b": 0.0}) == {"a"}
     assert rows_tables({"a": 0.3, "b": 0.1}) == set()  # not distinct enough
+    # "Screenshot of my writing exercise" in 3 of 23 sessions, the text form only the numbers
+    assert rows_tables({"a": 3 / 23, "b": 0.0}) == {"a"}
     assert rows_tables({"a": 0.1, "b": 0.0}) == set()  # too few
     assert rows_tables({}) == set()
 

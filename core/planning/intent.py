@@ -440,8 +440,12 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
     low = rest.lower()
     said = low  # as asked, before a records phrase is taken out ("which language did my listening session have")
     qlow = q.lower()
-    asks_date = bool(re.search(r"\b(which|what)\s+(day|date|night|morning|evening|week|month|time)\b|^\s*when\b|"
+    asks_date = bool(re.search(r"\b(which|what)\s+(day|date|night|morning|evening|week|month)\b|^\s*when\b|"
                                r"\bon which\b|\bwhat day\b|\b(?:give|tell|name)\s+(?:me\s+)?the\s+(?:day|date)\b", qlow))
+    # "what time did I leave" asks a time of day; "what time did my last session show" and "on average, what
+    # time ..." ask the duration a record holds
+    asks_date = asks_date or bool(re.search(r"\b(which|what)\s+time\b", qlow) and not re.search(
+        r"\b(?:show|shows|showed|read|reads|say|says|said|display|displayed|give|gave)\b|" + _AVG + "|" + _SUM, qlow))
     common = dict(question=question, event=event, time_range=tr, conditions=conditions, asks_date=asks_date)
 
     def target(*patterns: str, once: bool = False) -> str:

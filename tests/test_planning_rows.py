@@ -228,6 +228,38 @@ def test_how_many_records_is_not_a_sum_of_a_column_in_a_unit(engine):
     assert _call(s) == ("total_log", "*", "count") and s.value["n_rows"] == len(REPAIRS)
 
 
+def test_a_column_of_other_records_than_those_named_is_not_computed(engine):
+    # the loans are the rows of fee_log; a weight is held only by the grocery runs
+    t = engine.ask("What was the average weight over all my loans?")
+    assert t.answer.refused and not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" for s in t.steps)
+    assert any("fee_log holds the loans" in n for n in t.plan.notes)
+    s = _step(engine.ask("What was the average weight over all my grocery runs?"))
+    assert _call(s) == ("rate_log", "weight", "avg")
+
+
+def test_rows_named_by_a_phrase_no_round_says_whole():
+    from core.planning.columns import rows_about, rows_tables
+    from core.planning.metadata import TableMeta
+
+    tables = [TableMeta("change_log", "", (), 10), TableMeta("test_log", "", (), 10), TableMeta("study_log", "", (), 10)]
+    rounds = {
+        # a water change is told "26.5 litres changed, 41 percent change" (the head's lemma, never "water")
+        "change_log": [frozenset({"litres", "changed", "percent", "change"})] * 10,
+        # a water test's photo: "Latest water test, see picture"
+        "test_log": [frozenset({"latest", "water", "test"})] * 5 + [frozenset({"acidity", "nitrate"})] * 5,
+        "study_log": [frozenset({"writing", "session", "words"})] * 10,
+    }
+
+    def row_words(t):
+        return rounds[t]
+    # "changes" is said (as "changed") by one table's rounds, "water" by another's: neither is sure
+    assert rows_tables(rows_about("water changes", tables, row_words)) == set()
+    # the head said nowhere: the words before it name the rows
+    assert rows_tables(rows_about("writing exercises", tables, row_words)) == {"study_log"}
+    # the verb's forms name the noun's records: "changed" in every change
+    assert rows_tables(rows_about("changes", tables, row_words)) == {"change_log"}
+
+
 def test_rows_tables_by_share_or_by_a_distinct_table():
     from core.planning.columns import rows_tables
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Callable, Sequence
 
 import numpy as np
@@ -434,6 +435,7 @@ ROWS_ABOUT_RATIO = 4.0
 # ... or, when no other table's rounds name them at all, this share (a receipt's photo says "hop purchase",
 # its text form only the numbers: 4 of 25 rows; "Screenshot of my writing exercise" in 3 of 23 sessions)
 ROWS_ABOUT_ALONE = 0.12
+ROWS_ABOUT_BY_MODIFIERS = 0.15  # ... a share the words before the head noun alone must reach to count at all
 
 
 def rows_tables(shares: dict[str, float]) -> set[str]:
@@ -461,10 +463,25 @@ def rows_about(phrase: str, tables: Sequence[TableMeta],
         return {}
     out = _row_shares(want, tables, row_words)
     if len(want) >= 2 and not any(out.values()):
-        # no table's rounds use the phrase's head noun ("writing exercises" where the rounds say "writing
-        # practice", "wrote a short text"): the words before it say which records are meant
-        out = _row_shares(want[:-1], tables, row_words)
+        # no table's rounds use the whole phrase ("writing exercises" where the rounds say "writing practice",
+        # "wrote a short text"): the words before its head say which records are meant, unless the head alone
+        # names the rows of another table ("water changes": the changes' rounds say "litres changed", a water
+        # test's "water"), which leaves the phrase to the rounds' meaning
+        before = {t: v if v >= ROWS_ABOUT_BY_MODIFIERS else 0.0
+                  for t, v in _row_shares(want[:-1], tables, row_words).items()}
+        by_head = rows_tables(_row_shares(want[-1:], tables, row_words))
+        if by_head and rows_tables(before) and not by_head & rows_tables(before):
+            return {}
+        out = before
     return out
+
+
+@lru_cache(maxsize=65536)
+def _lemma_key(word: str) -> str:
+    """A word's verb lemma, stemmed: "changed", "changes" and "change" share one."""
+    from ..lexicon import lemma
+
+    return stem(lemma(word))
 
 
 def _row_shares(want: list[str], tables: Sequence[TableMeta],
@@ -478,8 +495,10 @@ def _row_shares(want: list[str], tables: Sequence[TableMeta],
         vocab = frozenset().union(*rows)
         # each wanted word's spellings in these rounds: itself and the words it abbreviates or that abbreviate it
         # ("waterings" -> watering -> water: a plural gerund is stemmed once, the rounds' "watering" fully)
+        # (and the words of its lemma: "changes" / "changed")
         forms = {w: {w, stem(w), w[:-1] if len(w) > 2 and w.endswith("s") else w}
                  | {x for x in vocab if len(w) >= 3 and len(x) >= 3 and (abbreviates(w, x) or abbreviates(x, w))}
+                 | {x for x in vocab if _lemma_key(x) == _lemma_key(w)}
                  for w in want}
         need = len(want) if len(want) <= 3 else -(-2 * len(want) // 3)  # every word of a short phrase, else 2/3
         hit = sum(1 for r in rows if forms[head] & r and sum(1 for w in want if forms[w] & r) >= need)

@@ -783,6 +783,12 @@ class RulePlanner:
             notes.append(f"{inside.table} holds the {a.records} (by its rounds): {inside.column} before "
                          f"{best.table}.{best.column}")
             best = inside
+        elif best is not None and by_rows and best.table not in by_rows and not cats:
+            # "mean chicks across all my nest box checks": the checks are the rows of another table than the one
+            # whose column is nearest in meaning (a bird count's "birds"); what they hold, or nothing, is meant
+            notes.append(f"{', '.join(sorted(by_rows))} holds the {a.records} (by its rounds); "
+                         f"{best.table}.{best.column} is no column of theirs")
+            best = None
         if best is not None and best.overlap == 0 and numeric and not cats and not cond:
             # a column chosen by meaning alone ("soil moisture" for "humidity") in one table, while the
             # question's word is said in the rounds of another ("Humidity check: RH 58 %"): that table's
@@ -879,9 +885,11 @@ class RulePlanner:
                 return Decision(a, notes=tuple(notes + ["no condition to filter on"]))
             return Decision(a, "Filter", table, None, filters=filters, notes=tuple(notes))
         if best is None:
-            if numeric:
-                notes.append(f"no column supports the question (best: {numeric[0].table}.{numeric[0].column}, "
-                             f"cos {numeric[0].cos:.2f}, no shared word)")
+            # (of the tables whose rows the question names, when it names any)
+            near = next((c for c in numeric if c.table in by_rows), None) if by_rows else (numeric or [None])[0]
+            if near is not None:
+                notes.append(f"no column supports the question (best: {near.table}.{near.column}, "
+                             f"cos {near.cos:.2f}, no shared word)")
             return Decision(a, choices=tuple(numeric[:5]), notes=tuple(notes))
         table, column = best.table, best.column
         if a.conditions and (len(cond) < len(a.conditions) or any(t != table for t, _ in cond)):

@@ -182,6 +182,15 @@ def test_refuses_when_the_asked_type_is_absent(answerer):
     assert not b.refused and b.text == "129 dollars"
 
 
+def test_words_that_only_say_money_is_asked_need_not_be_in_the_evidence(answerer):
+    # "fee" and "come to" say the answer is a sum of money; the round calls it a call-out
+    steps = _steps("user: The plumber's call-out was €130.\nassistant: Noted.")
+    a = answerer.answer("What did the plumber fee come to?", steps)
+    assert not a.refused and a.text == "€130"
+    # the thing the money was for must still be there
+    assert answerer.answer("What did the electrician fee come to?", steps).refused
+
+
 def test_answer_can_come_from_a_neighbouring_sentence_of_the_unit(answerer):
     steps = _steps("user: Signed up for the harbour swim! It is on June 14.\nassistant: Exciting.",
                    "user: Swam 2 km at the pool.\nassistant: Logged.")

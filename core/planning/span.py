@@ -45,6 +45,9 @@ university college gym venue airport station church club bakery hospital clinic 
 """.split())
 LOC_PREPS = frozenset("on at in near under behind beside from inside outside by over into onto".split())
 TYPE_WORDS = frozenset("name named call called colour color kind type sort brand flavour flavor model".split())
+# words that say the asked type is money ("what did the plumber fee come to": a sum of money is the answer,
+# whatever word the round uses, "cost", "was", "call-out")
+MONEY_TYPE_WORDS = frozenset("price cost costs pay paid spend spent charge charged fee amount come came".split())
 # words of what is computed over the records, not of what the records are: aggregates, superlatives,
 # ordinals and comparatives ("my average X", "my highest X", "my first X") are no entity to look for
 OPERATOR_WORDS = frozenset("""
@@ -135,6 +138,8 @@ class QuestionFrame:
     def support_tokens(self) -> frozenset[str]:
         """The content tokens evidence should share: without the asked type's own words ("city", "name")."""
         drop = set(toks(" ".join(TYPE_WORDS)))
+        if self.atype == "money":
+            drop |= set(toks(" ".join(MONEY_TYPE_WORDS)))
         if self.head and self.atype == "place":
             drop |= set(toks(self.head))
         return frozenset(self.qtokens - drop) or self.qtokens

@@ -106,10 +106,13 @@ def abbreviates(short: str, long: str) -> bool:
     """True when `short` is a written abbreviation of `long`: a prefix of at least two letters
     ("temp"/"temperature") or, starting with the same letter, its letters in order with at least two
     left out ("avg"/"average", "qty"/"quantity"; two letters only as first and last: "wt"/"weight",
-    not "vm"/"volume"). Equal words are not abbreviations."""
+    or as the first and the only other consonant: "gs"/"geese"; not "vm"/"volume"). Equal words are not
+    abbreviations."""
     if len(short) < 2 or len(short) >= len(long) or not short.isalpha():
         return False
     if long.startswith(short):
+        return True
+    if len(short) == 2 and short[0] == long[0] and len(long) >= 4 and re.sub(r"[aeiouy]", "", long[1:]) == short[1]:
         return True
     if short[0] != long[0] or len(long) - len(short) < 2 or (len(short) < 3 and short[-1] != long[-1]):
         return False  # two letters must be the word's first and last ("wt", "ht"); "avg", "qty" have three

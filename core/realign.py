@@ -243,12 +243,20 @@ def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, Fi
         # ("qty sold, takings €, left over" on a till's photo; "units, revenue €, unsold" in the text)
         options = {a: fits(a) for a in small}
     out = _settled(options, similar)
-    if out is None and lenient and anchored and len(small) >= 2 and _forced_by_size(sorted(small), fits, stats):
-        # names that settle nothing ("xp"/"points" 0.35 and "lessons"/"points" 0.36 beside a shared streak),
-        # counts each of which has one place of its size (xp 171 / points 200, lessons 4 / units 6.5): the
-        # sizes pair them, as where the names are unlike
-        out = {a: _by_size(a, fits(a), stats)[0] for a in small}
-        return out if _keeps_order(out, stats) else None
+    if out is None and lenient and len(small) >= 2:
+        # names that settle nothing ("xp"/"points" 0.35 and "lessons"/"points" 0.36 beside a shared streak;
+        # "gs" one name with "geese" by its letters while "dabblers" is a little closer to geese than to
+        # mallards by the encoder): counts each of which has one place of its size beside a shared field
+        # (xp 171 / points 200, lessons 4 / units 6.5), or, where a pair is one name by its letters, the
+        # pairing the sizes clearly prefer that keeps every such pair, is taken
+        strong = {(a, b) for a in small for b in large if name_evidence(_base(a), _base(b))[0] >= VOUCH}
+        if anchored and _forced_by_size(sorted(small), fits, stats):
+            out = {a: _by_size(a, fits(a), stats)[0] for a in small}
+        elif strong:
+            out = _sized_pairing({a: fits(a) for a in small}, stats)
+        if out is None or not _keeps_order(out, stats) or any(out.get(a) != b for a, b in strong):
+            return None
+        return out
     if out is None:
         return None
     if len(out) >= 2 and any(_closeness(a, b, similar) < CLOSE for a, b in out.items()):

@@ -374,6 +374,9 @@ def test_a_dimension_word_for_a_field_word_when_the_unit_is_the_same():
 def test_letters_in_order_keep_the_first_and_last():
     assert abbreviates("rtg", "rating") and abbreviates("wt", "weight")
     assert not abbreviates("vm", "volume")
+    # two letters may also be a word's first and its only other consonant (a lake count's "Gs." for geese)
+    assert abbreviates("gs", "geese") and name_evidence("gs", "geese")[0] >= 0.8
+    assert not abbreviates("gs", "gravel") and not abbreviates("gs", "glucose")
 
 
 def test_new_companions_that_are_not_the_fields_usual_ones_keep_a_label_apart(store):

@@ -705,3 +705,14 @@ def test_a_column_clearly_nearest_the_words_by_meaning_before_the_one_the_table_
         assert s.value["value"] == pytest.approx(statistics.mean(r["consumption"] for r in gas))
     finally:
         con.close()
+
+
+def test_the_words_of_the_description_template_name_nothing():
+    from core.planning.columns import description_words
+
+    # "Its rounds also mention ..." is the template: a question "when did I last mention X" shares no word with
+    # every table, only with the words the rounds do mention
+    words = description_words("One row per usage record: meter (kWh), produced (kWh). Its rounds also mention "
+                              "solar, panel. First recorded 12 Nov 2025. Read from images and text.")
+    assert not {"mention", "round", "rounds", "its"} & set(words)
+    assert {"solar", "panel", "meter", "produc"} <= set(words)  # (tokens are stems)

@@ -222,7 +222,8 @@ class ColumnChoice:
 
 # words of the analytic builder's description template and calendar words: they describe how a table was
 # made ("One row per X record ... First recorded 4 Mar 2025. Read from images"), not what it holds
-_TEMPLATE_WORDS = frozenset(tokens("one row per record first recorded read from text images image and "
+_TEMPLATE_WORDS = frozenset(tokens("one row per record first recorded read from text images image and its rounds "
+                                   "round mention mentions "
                                    "jan feb mar apr may jun jul aug sep sept oct nov dec values also reported "
                                    "not converted converted") )
 

@@ -437,6 +437,9 @@ def test_a_modifier_the_memory_never_mentions_is_not_computed(engine):
     # the name of what the column's unit measures is no unknown thing: litres are a volume
     t = engine.ask("What's the smallest volume changed I logged?")
     assert t.answer.text.startswith(f"{min(r['changed'] for r in CHANGES):g} L"), (t.answer.text, t.plan.notes)
+    # in a condition, as asked (capital letter and all), the words are the condition's: the count is made
+    t = engine.ask("On how many runs was the parcel weight above 3 kg?")
+    assert t.answer.text.startswith(f"{sum(r['weight'] > 3 for r in GROCERIES)} "), (t.answer.text, t.plan.notes)
     # a modifier the rounds use is computed as before ("Late fee" is written in every loan round)
     s = _step(engine.ask("What was my average late fee?"))
     assert _call(s) == ("fee_log", "fee", "avg")

@@ -280,7 +280,8 @@ class RulePlanner:
             # (a condition's words are read by the condition: "when the cost was over 20 €")
             target = a.target_text or ""
             for c in a.conditions:
-                target = target.replace(c.context, " ")
+                # (the context as asked, "On how many waterings was the soil moisture", in the lower-cased target)
+                target = re.sub(re.escape(c.context), " ", target, flags=re.IGNORECASE)
             unknown = self._unknown_modifier(target, tables, d)
             chosen = [c for t in tables if t.table_name == d.table for c in t.attribute_columns() if c.name == d.column]
             if unknown and _only_kind(chosen, phrase_words(target), tables):

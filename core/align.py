@@ -64,7 +64,7 @@ from rapidfuzz import fuzz
 
 from .config import Config, DEFAULT
 from .extract.normalize import active_lexicon as _lex, use_lexicon
-from .lexicon import load as load_lexicon
+from .lexicon import first_and_consonant, load as load_lexicon
 from .model import Observation
 from .protocols import TextEncoder
 from .units import convert
@@ -112,7 +112,7 @@ def abbreviates(short: str, long: str) -> bool:
         return False
     if long.startswith(short):
         return True
-    if len(short) == 2 and short[0] == long[0] and len(long) >= 4 and re.sub(r"[aeiouy]", "", long[1:]) == short[1]:
+    if first_and_consonant(short, long):
         return True
     if short[0] != long[0] or len(long) - len(short) < 2 or (len(short) < 3 and short[-1] != long[-1]):
         return False  # two letters must be the word's first and last ("wt", "ht"); "avg", "qty" have three

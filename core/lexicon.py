@@ -334,6 +334,16 @@ def _vowel_groups(s: str) -> int:
     return len(re.findall(r"[aeiouy]+", s))
 
 
+def first_and_consonant(short: str, long: str) -> bool:
+    """Two letters that are a word's first letter and its only other consonant ("gs" for geese; not "gs" for
+    gravel, whose consonants after the g are r, v, l): an abbreviation by spelling, for words of four
+    letters or more."""
+    import re
+
+    return (len(short) == 2 and short.isalpha() and len(long) >= 4 and short[0] == long[0]
+            and re.sub(r"[aeiouy]", "", long[1:]) == short[1])
+
+
 def lemma(word: str, irregular: Mapping[str, str] = IRREGULAR_VERBS) -> str:
     """English verb lemma by the irregular table and regular morphology; other words lower-cased."""
     w = word.lower().replace("\u2019", "'")

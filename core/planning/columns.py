@@ -25,6 +25,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from ..lexicon import first_and_consonant
 from .metadata import ColumnMeta, TableMeta, words
 from .scoring import STOPWORDS as STOP, BM25Index, minmax, stem, tokens
 from ..units import convert, unit_dimension, unit_info  # noqa: F401  (the planner's unit vocabulary)
@@ -201,7 +202,7 @@ def abbreviates(short: str, long: str) -> bool:
     # ("gs" for geese)
     if len(short) != 2 or not short.isalpha() or len(long) < 4 or short[0] != long[0]:
         return False
-    return short[1] == long[-1] or re.sub(r"[aeiouy]", "", long[1:]) == short[1]
+    return short[1] == long[-1] or first_and_consonant(short, long)
 
 
 @dataclass(frozen=True)

@@ -24,7 +24,8 @@ Decisions the paper leaves open (documented, tested, deterministic):
    would let fragments of large schemas through). A candidate
    C is *novel* (evaluated for discovery) when, for every schema B, C ⊄ B
    (subsumed), C ⊉ B (a superset is an evolution candidate of B, never a new
-   schema) and C is not a fragment of B (`block_fragments`, default True).
+   schema) and C is not a fragment of B (`block_fragments`, default True);
+   with optional fields also not an overlap, "held" or "shared" (3d).
    Why the fragment rule: when a new attribute c starts to accompany a schema
    {a, b}, the pairs {a, c} and {b, c} reach all-conf 0.6 long before
    {a, b, c} reaches ext-conf 0.8 against {a, b}; the paper's literal rule
@@ -51,7 +52,8 @@ Decisions the paper leaves open (documented, tested, deterministic):
    3c. Optional fields (`optional_fields`, default True; beyond the paper). Records of one stream
    often carry a field only sometimes (a note, a second reading): its ext-conf stays below θ_e
    forever, so by 3 alone its values never reach the table. An attribute x not in schema A also
-   extends A (C = A ∪ {x}) when it travels with A: for at least half of A's attributes b,
+   extends A (C = A ∪ {x}) when it travels with A: for at least half of A's own attributes b (3d; at
+   exactly half of more than two, x came with the whole of A at least once),
    supp({b, x}) / supp({x}) >= θ_a (when x is recorded, those fields are usually there: θ_a, not
    θ_e, because the schema's own fields may be optional too), with at least
    θ_s rounds of x beside one of them, and C passes rule 3's blocking. A ubiquitous attribute (a
@@ -65,6 +67,21 @@ Decisions the paper leaves open (documented, tested, deterministic):
    extension.
    Incrementality: owned(x, A) changes only in a round containing x (or when schemas change, which
    re-examines every candidate).
+   3d. Fields several streams print (with `optional_fields`). Real logs share generic fields: an oven
+   log, a starter log and a dough log all print "Temp", two of them "Duration". Read literally, the
+   shared attribute is in every log's rounds, so the later logs' all-confidence stays below θ_a and
+   their records land in the first table or nowhere. So (a) discovery reads all-confidence with the
+   rounds of x that schemas holding x explain set aside (`claimed`: per schema, x's rounds beside its
+   most frequent *own* attribute, one no other schema holds; `discovery_conf`); (b) an attribute two
+   schemas hold is no evidence: it does not count in an overlap (rule 2) nor in owned (3c, which needs
+   more than half of A's own attributes); (c) a pattern with fewer than min_schema_attrs attributes
+   outside the shared ones is no stream ("shared": a date beside a shared "Temp"), and a pattern that
+   shares an attribute with schema A while one of A's other attributes is in θ_a of its rounds is A's
+   records with something beside ("held"). Overlap (`block_overlaps`, more than half of C) also needs
+   more than half of A, or C seen with one of A's other attributes: {duration, temp, water} beside
+   {item, flour, duration, temp} (never with an item or a flour) is another log, {hours, project, date}
+   beside {hours, project, breaks} the same one printed with other optional fields. (a) can make an untouched candidate qualify in a round holding a schema's attribute, so
+   such a round also examines the candidates containing it.
 4. Order inside a round: after the supports are updated, the engine repeats
    until nothing qualifies: (a) for the schemas in ascending id, the first one
    with a qualifying extension evolves (then restart); (b) otherwise the first
@@ -309,6 +326,10 @@ class Inducer:
         # supp({a}) by attribute name: the all-conf denominators, without building frozensets
         self._single: dict[str, int] = {}
         self._sorted_cache: list[tuple[int, _Schema]] | None = None
+        # attribute -> ids of the schemas holding it, and schema attributes -> id (reset with _sorted_cache)
+        self._holders_cache: tuple[dict[str, frozenset[int]], dict[frozenset[str], int]] | None = None
+        # claimed(x) after this round's supports were counted, until a schema changes
+        self._claimed_now: dict[str, int] = {}
         ts = self.params.theta_s
         for c, n in self.state.supports.items():
             if n >= ts:
@@ -366,6 +387,11 @@ class Inducer:
 
         touched: list[frozenset[str]] = []
         single = self._single
+        # rule 3d: claimed(x) of the schemas' attributes in this round, before its supports are counted
+        held = (frozenset().union(*(s.attrs for s in st.schemas.values())) & attrs
+                if p.optional_fields and st.schemas else frozenset())
+        claimed_before = {x: self.claimed(x, frozenset()) for x in held}
+        self._claimed_now.clear()
         if len(attrs) == 1:
             (lone,) = attrs
             st.alone[lone] = st.alone.get(lone, 0) + 1
@@ -391,6 +417,19 @@ class Inducer:
             st.full_check = False
         else:
             pool = {c for c in touched if sup[c] >= ts}
+            for x in held:
+                # supp(x) grew by one; where claimed(x) grew by more (x beside two schemas' own fields),
+                # x's share left to other patterns shrank and an untouched candidate's all-conf may rise
+                if self.claimed(x, frozenset()) - claimed_before[x] >= 2:
+                    pool |= self._index.get(x, set())
+            if p.optional_fields and st.schemas:
+                grown = [s.attrs for s in st.schemas.values() if s.attrs <= tracked]
+                if st.alone and grown:
+                    # a schema A's support grew: alone(x, A) of rule 3c stops counting for an x not in the
+                    # round when supp(A ∪ {x}) fell below θ_e · supp(A) just now
+                    te = p.theta_e
+                    pool |= {frozenset((x,)) for x in st.alone if x not in attrs and single.get(x, 0) >= ts
+                             and any(te * (sup[a] - 1) <= sup.get(a | {x}, 0) < te * sup[a] for a in grown)}
         union = frozenset().union(*pool) if pool else frozenset()
         changed: list[int] = []
         evolved_ext: dict[int, float] = {}
@@ -438,6 +477,24 @@ class Inducer:
         m = max(self._single.get(a, 0) for a in c)
         return sup.get(c, 0) / m if m else 0.0
 
+    def discovery_conf(self, c: frozenset[str]) -> tuple[float, int]:
+        """(all-confidence, its denominator) as discovery reads it: an attribute's rounds that the schemas
+        holding it explain (claimed) are theirs, not evidence against c — a "Temp" the oven log, the starter
+        log and the proofing log all print is in every stream's rounds. Equals all_conf without
+        optional_fields or when no schema holds an attribute of c. (0.0, 0) for an unseen c."""
+        n = self.state.supports.get(c, 0)
+        if not n:
+            return 0.0, 0
+        m = max(max(n, self._single.get(x, 0) - self._claimed_in_round(x, c)) for x in c)
+        return n / m, m
+
+    def _claimed_in_round(self, x: str, c: frozenset[str]) -> int:
+        if c in self._holders()[1]:
+            return self.claimed(x, c)  # a schema's own pattern leaves itself out
+        if x not in self._claimed_now:
+            self._claimed_now[x] = self.claimed(x, frozenset())
+        return self._claimed_now[x]
+
     def fragment(self, c: frozenset[str], b: frozenset[str]) -> bool:
         """Schema b's other attributes usually accompany c (rule 2):
         mean_{x ∈ b \ c} supp(c ∪ {x}) / supp(c) >= θ_a. True when c ⊇ b."""
@@ -452,7 +509,7 @@ class Inducer:
 
     def blocking(self, c: frozenset[str]) -> tuple[int, str] | None:
         """(schema_id, reason) of a schema that makes c not novel, reason in {"schema",
-        "superset", "subset", "overlap", "fragment"}; None when c is novel (rule 2). Containment is
+        "superset", "subset", "overlap", "fragment", "held", "shared"}; None when c is novel (rule 2). Containment is
         checked first (cheap), then fragments; within each, the lowest schema id wins."""
         schemas = self._sorted_schemas()
         for sid, s in schemas:
@@ -463,13 +520,98 @@ class Inducer:
                 return sid, "superset"
         if self.params.block_overlaps:
             for sid, s in schemas:
-                if 2 * len(c & s.attrs) > len(c):
+                if self.overlaps(c, s.attrs, sid):
                     return sid, "overlap"
         if self.params.block_fragments:
             for sid, s in schemas:
                 if self.fragment(c, s.attrs):
                     return sid, "fragment"
+        if self.params.optional_fields:
+            for sid, s in schemas:
+                if self.held(c, s.attrs) is not None:
+                    return sid, "held"
+        shared = self.shared() & c
+        if shared and len(c - shared) < self.params.min_schema_attrs:
+            # fields several streams print do not make a stream: a date beside a shared "Temp"
+            return min(sid for sid, s in schemas if s.attrs & shared), "shared"
         return None
+
+    def held(self, c: frozenset[str], a: frozenset[str]) -> tuple[str, int] | None:
+        """(b, rounds) when c shares an attribute with schema a and one of a's other attributes b is in
+        θ_a of c's rounds: c's rounds are a's records with something beside (a date printed on most
+        oven records is no stream of its own); None otherwise."""
+        if not (c & a) or c <= a:
+            return None
+        sup = self.state.supports
+        n = sup.get(c, 0)
+        if not n:
+            return None
+        b, k = max(((x, sup.get(c | {x}, 0)) for x in a - c), key=lambda t: (t[1], t[0]), default=(None, 0))
+        return (b, k) if b is not None and k >= self.params.theta_a * n else None
+
+    def overlaps(self, c: frozenset[str], a: frozenset[str], sid: int) -> bool:
+        """c shares more than half of itself with schema sid (attributes a), counting only a's own
+        attributes: a stream's records printed with other optional fields ({hours, project, date} beside
+        {hours, project, breaks}). Unless that is at most half of a and c never came with a's other
+        attributes: a log that shares two generic fields with a four-field one ({duration, temp, water}
+        beside {item, flour, duration, temp}, never with an item or a flour) is another log."""
+        m = len(self.own(c & a, sid))
+        if 2 * m <= len(c):
+            return False
+        if 2 * m > len(a):
+            return True
+        sup = self.state.supports
+        return any(sup.get(c | {x}, 0) for x in a - c)
+
+    def shared(self) -> frozenset[str]:
+        """The attributes two schemas or more hold (none without optional_fields: the paper's rules)."""
+        if not self.params.optional_fields:
+            return frozenset()
+        seen: set[str] = set()
+        twice: set[str] = set()
+        for s in self.state.schemas.values():
+            twice |= seen & s.attrs
+            seen |= s.attrs
+        return frozenset(twice)
+
+    def own(self, attrs: frozenset[str], sid: int) -> frozenset[str]:
+        """The attributes of `attrs` that no schema other than `sid` holds. An attribute two schemas hold
+        (a "Temp" the oven log and the starter log both print) says nothing about which stream a round
+        belongs to, so it neither makes a pattern overlap a schema nor ties a field to one. Without
+        optional_fields (the paper's rules) every attribute of `attrs`."""
+        if not self.params.optional_fields:
+            return attrs
+        holders = self._holders()[0]
+        return frozenset(x for x in attrs if not holders.get(x, frozenset()) - {sid})
+
+    def _holders(self) -> tuple[dict[str, frozenset[int]], dict[frozenset[str], int]]:
+        # own() and owned() run for many patterns per round; schemas change a few times per history
+        if self._holders_cache is None:
+            by_attr: dict[str, set[int]] = {}
+            for sid, s in self.state.schemas.items():
+                for x in s.attrs:
+                    by_attr.setdefault(x, set()).add(sid)
+            self._holders_cache = ({x: frozenset(v) for x, v in by_attr.items()},
+                                   {s.attrs: sid for sid, s in sorted(self.state.schemas.items(), reverse=True)})
+        return self._holders_cache
+
+    def claimed(self, x: str, c: frozenset[str]) -> int:
+        """The rounds of x that the schemas holding x (other than c itself) explain: for each, x's rounds
+        beside its most frequent own companion (an attribute no other schema holds), summed over the
+        schemas (streams do not share rounds); 0 when no schema holds x, and without optional_fields."""
+        if not self.params.optional_fields:
+            return 0
+        holders = self._holders()[0]
+        sup, schemas = self.state.supports, self.state.schemas
+        total = 0
+        for sid in holders.get(x, ()):
+            a = schemas[sid].attrs
+            if a == c:
+                continue
+            # a's own attributes: held by no other schema
+            total += max((sup.get(frozenset((b, x)), 0) for b in a
+                          if b != x and not holders.get(b, frozenset()) - {sid}), default=0)
+        return total
 
     def _sorted_schemas(self) -> list[tuple[int, _Schema]]:
         # schemas change a few times per history; blocking() runs for many patterns per round.
@@ -483,13 +625,14 @@ class Inducer:
         others = [s.attrs for o, s in self.state.schemas.items() if o != sid]
         if any(c >= b or c <= b for b in others):
             return True
-        if self.params.block_overlaps and any(2 * len(c & b) > len(c) for b in others):
+        if self.params.block_overlaps and any(self.overlaps(c, s.attrs, o)
+                                              for o, s in self.state.schemas.items() if o != sid):
             return True  # it would grow into a copy of another schema
         return self.params.block_fragments and any(self.fragment(c, b) for b in others)
 
     def owned(self, x: str, a: frozenset[str]) -> float:
-        """Rule 3c: the share of schema a's attributes that accompany x in at least θ_a of x's rounds
-        (supp({b, x}) / supp({x}) >= θ_a for b in a). x's rounds that another schema holding x already
+        """Rule 3c: the share of schema a's own attributes (3d; all of them when none is its own) that
+        accompany x in at least θ_a of x's rounds (supp({b, x}) / supp({x}) >= θ_a). x's rounds that another schema holding x already
         explains (those with its most frequent companion there) are not counted: a field two streams
         share ("Peak" on the solar report and on the electricity meter) is the first stream's field, and
         in the rest of its rounds it may travel with the second. Rounds reporting x alone are not counted
@@ -501,7 +644,9 @@ class Inducer:
         rest = sx - self.explained(x, a) - self.alone(x, a)
         if rest <= 0:
             return 0.0
-        return sum(sup.get(frozenset((b, x)), 0) / rest >= self.params.theta_a for b in a) / len(a)
+        sid = self._holders()[1].get(a)
+        mine = (self.own(a, sid) if sid is not None else a) or a
+        return sum(sup.get(frozenset((b, x)), 0) / rest >= self.params.theta_a for b in mine) / len(mine)
 
     def alone(self, x: str, a: frozenset[str]) -> int:
         """The rounds that report x alone, when x is in θ_e of schema a's rounds (else 0): a's records told
@@ -522,7 +667,8 @@ class Inducer:
 
     def _optional_extension(self, sid: int, s: _Schema, singles: Iterable[str]):
         """Rule 3c (optional fields): the best attribute x of the round, not in schema s, that
-        travels with s (owned(x, s) >= 1/2, at least θ_s rounds with one of s's attributes);
+        travels with s (owned(x, s) >= 1/2 — at exactly 1/2 of more than two own attributes, once with all
+        of s —, at least θ_s rounds with one of s's attributes);
         (key, C, ext, n, owned) or None."""
         p, sup = self.params, self.state.supports
         a = s.attrs
@@ -531,8 +677,9 @@ class Inducer:
             if x in a or self._single.get(x, 0) < p.theta_s:
                 continue
             own = self.owned(x, a)
-            if own < 0.5:
-                continue
+            if own < 0.5 or (own == 0.5 and len(self.own(a, sid) or a) > 2 and not sup.get(a | {x}, 0)):
+                continue  # at half of more than two fields, x must have come with the whole record once: "water"
+                # beside an oven log's "duration" and "temp" but never its "item" or "flour" is another log's
             n = max(sup.get(frozenset((b, x)), 0) for b in a)
             if n < p.theta_s:
                 continue
@@ -587,7 +734,8 @@ class Inducer:
             if numbers is not None:
                 old = a
                 st.schemas[sid] = _Schema(c, s.discovered, round_order)
-                self._sorted_cache = None
+                self._sorted_cache = self._holders_cache = None
+                self._claimed_now.clear()
                 ev = InductionEvent(round_order=round_order, kind="evolved", pattern=_key(c), schema_id=sid,
                                     previous=_key(old), numbers=numbers)
                 return sid, old, ev
@@ -603,8 +751,7 @@ class Inducer:
             n = sup[c]
             if n < p.theta_s:
                 continue
-            m = max(self._single[x] for x in c)
-            ac = n / m
+            ac, m = self.discovery_conf(c)
             if ac < p.theta_a:
                 continue
             key = (-len(c), -ac, -n)
@@ -618,7 +765,8 @@ class Inducer:
         _, c, ac, n, m = best
         sid = max(st.schemas, default=0) + 1
         st.schemas[sid] = _Schema(c, round_order, round_order)
-        self._sorted_cache = None
+        self._sorted_cache = self._holders_cache = None
+        self._claimed_now.clear()
         ev = InductionEvent(
             round_order=round_order, kind="discovered", pattern=_key(c), schema_id=sid,
             numbers=(("supp", float(n)), ("max_attr_supp", float(m)), ("all_conf", ac)),
@@ -687,7 +835,7 @@ class Inducer:
                 chosen[best[1]] = None
         # near misses only: all-conf (cheap) first, the blocking test (fragments) on the few left
         floor = p.theta_a * TIMELINE_NEAR
-        near = [(c, ac) for c in cands if c not in chosen and (ac := self.all_conf(c)) >= floor]
+        near = [(c, ac) for c in cands if c not in chosen and (ac := self.discovery_conf(c)[0]) >= floor]
         near.sort(key=lambda t: (-len(t[0]), -t[1], _key(t[0])))
         kept: list[frozenset[str]] = []
         for c, _ in near:
@@ -704,7 +852,7 @@ class Inducer:
         st, p = self.state, self.params
         sup = st.supports
         n = sup.get(c, 0)
-        ac = self.all_conf(c)
+        ac = self.discovery_conf(c)[0]
         for sid, s in sorted(st.schemas.items()):
             if s.attrs == c:
                 if sid in changed_ids and sid in evolved_ext:

@@ -768,6 +768,9 @@ def test_number_words_and_copulas_need_a_record_shape(text):
     ("Harvest: 12 kg honey, frames extracted 16", {"honey": (12.0, "kg"), "frames_extracted": (16.0, None)}),
     # "since last" ends a label, it does not stop it
     ("Refilled the feeder. Seeds: 1367 gr, days since last: 6 d", {"seeds": (1367.0, "g"), "days_since": (6.0, None)}),
+    # a preposition right before the colon has no object there: it is part of the label
+    ("Starter update: Growth: 134 percent\nTemp: 21.9deg C\nPeak after: 8.2 hrs",
+     {"growth": (134.0, "%"), "temp": (21.9, "°C"), "peak_after_duration": (492.0, "min")}),
 ])
 def test_labels_after_values_compound_units_and_participles(text, want):
     d = by_attr(ex(text))

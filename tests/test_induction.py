@@ -88,13 +88,36 @@ def brute_force(stream, cfg):
             rest = b - c
             return sum(supp[c | {x}] for x in rest) / (len(rest) * supp[c]) >= cfg.theta_a
 
+        def own(attrs, sid):
+            # attributes no other schema holds (with optional fields on; the paper's rules otherwise)
+            if not optional:
+                return attrs
+            return frozenset(x for x in attrs if not any(x in b for o, b in schemas.items() if o != sid))
+
+        def overlap(c, a, sid):
+            # more than half of c; and more than half of a, or c seen with another attribute of a
+            m = len(own(c & a, sid))
+            return 2 * m > len(c) and (2 * m > len(a) or any(supp[c | {x}] for x in a - c))
+
+        def claimed(x, c):
+            # x's rounds the schemas holding x explain (beside their most frequent own attribute), summed
+            if not optional:
+                return 0
+            return sum(max((supp[frozenset((b, x))] for b in own(a - {x}, sid)), default=0)
+                       for sid, a in schemas.items() if x in a and a != c)
+
         def novel(c):
-            for a in schemas.values():
+            for sid, a in schemas.items():
                 if c >= a or c <= a:
                     return False
-                if overlaps and 2 * len(c & a) > len(c):
+                if overlaps and overlap(c, a, sid):
                     return False
                 if frag and fragment(c, a):
+                    return False
+            for a in schemas.values():
+                # with optional fields: c's rounds are a's records with something beside
+                if optional and c & a and not c <= a and supp[c] and \
+                        max(supp[c | {x}] for x in a - c) >= cfg.theta_a * supp[c]:
                     return False
             return True
 
@@ -112,7 +135,7 @@ def brute_force(stream, cfg):
                     if delta_rule and supp[c] / max(sup1(x) for x in c - a) < cfg.theta_a:
                         continue
                     if any(o != sid and (c >= b or c <= b or (frag and fragment(c, b))
-                                         or (overlaps and 2 * len(c & b) > len(c)))
+                                         or (overlaps and overlap(c, b, o)))
                            for o, b in schemas.items()):
                         continue
                     options.append((-len(c), -ext, tuple(sorted(c)), c))
@@ -128,15 +151,16 @@ def brute_force(stream, cfg):
                             taken += sum(1 for s_attrs in seen if s_attrs == {x})
                         if sx - taken <= 0:
                             continue
-                        own = sum(supp[frozenset((b, x))] / (sx - taken) >= cfg.theta_a for b in a) / len(a)
-                        if own < 0.5 or max(supp[frozenset((b, x))] for b in a) < cfg.theta_s:
+                        mine = own(a, sid) or a
+                        share = sum(supp[frozenset((b, x))] / (sx - taken) >= cfg.theta_a for b in mine) / len(mine)
+                        if share < 0.5 or (share == 0.5 and len(mine) > 2 and not supp[a | {x}]) or max(supp[frozenset((b, x))] for b in a) < cfg.theta_s:
                             continue
                         c = a | {x}
                         if any(o != sid and (c >= b or c <= b or (frag and fragment(c, b))
-                                             or (overlaps and 2 * len(c & b) > len(c)))
+                                             or (overlaps and overlap(c, b, o)))
                                for o, b in schemas.items()):
                             continue
-                        options.append(((-own, -sx, x), (), (), c))
+                        options.append(((-share, -sx, x), (), (), c))
                 if options:
                     c = min(options)[3]
                     events.append((order, "evolved", tuple(sorted(c)), sid, tuple(sorted(a))))
@@ -146,10 +170,14 @@ def brute_force(stream, cfg):
             if acted:
                 continue
             options = []
+            held = [x for a in schemas.values() for x in a]
+            shared = {x for x in held if optional and held.count(x) > 1}
             for c in cands:
                 if len(c) < min_size or not novel(c):
                     continue
-                ac = supp[c] / max(sup1(x) for x in c)
+                if len(c - shared) < min_size:
+                    continue
+                ac = supp[c] / max(max(supp[c], sup1(x) - claimed(x, c)) for x in c)
                 if ac >= cfg.theta_a:
                     options.append((-len(c), -ac, -supp[c], tuple(sorted(c)), c))
             if options:
@@ -677,3 +705,41 @@ def test_a_field_in_every_record_of_a_schema_joins_it_though_often_reported_alon
         for order, attrs in enumerate(stream[15:], start=16):
             again.update(order, attrs)
         assert again.inducer.schemas == {1: ("flakes", "kind", "seen")}
+
+
+def test_streams_sharing_a_field_each_become_a_table():
+    """Three logs print "temp" (an oven, a starter, a dough) and two of them "duration": each is its own
+    schema, the shared fields in each. With the paper's rules (optional_fields off) the shared "temp" keeps
+    the all-confidence of the later logs below θ_a (it is in every log's rounds) and their records end up
+    in the first table or nowhere."""
+    oven = frozenset({"item", "flour", "temp", "duration"})
+    starter = frozenset({"growth", "peak", "temp"})
+    dough = frozenset({"duration", "temp", "water"})
+    stream = [(oven, starter, dough)[i % 3] for i in range(36)]
+    res = run(stream, XConfig())
+    assert sorted(res.schema_map().values()) == sorted(tuple(sorted(s)) for s in (oven, starter, dough))
+    literal = run(stream, XConfig(optional_fields=False)).schema_map()
+    assert tuple(sorted(dough)) not in literal.values() and tuple(sorted(starter)) not in literal.values()
+
+
+def test_a_date_beside_a_shared_field_is_no_stream():
+    """A date printed in some records of three logs that share "temp": {date, temp} recurs and its date is
+    seen with temp in most of its rounds, but temp is the three tables' field: no fourth table."""
+    oven = frozenset({"item", "flour", "temp"})
+    starter = frozenset({"growth", "peak", "temp"})
+    dough = frozenset({"proof", "temp", "water"})
+    stream = [oven] * 4 + [(oven, starter)[i % 2] for i in range(12)]
+    stream += [(oven, starter, dough)[i % 3] | ({"date"} if i % 4 == 0 else set()) for i in range(48)]
+    res = run(stream, XConfig())
+    assert sorted(res.schema_map().values()) == sorted(tuple(sorted(s)) for s in (oven, starter, dough))
+
+
+def test_a_field_reported_alone_joins_when_a_schema_grows_in_a_round_without_it():
+    """Found by the property test: rule 3c sets aside x's lone rounds while x is in θ_e of A's rounds;
+    a round with A but without x can end that, and x's extension must be tried then, as a recount would."""
+    stream = [(1, {"a", "b", "c", "d"}), (3, {"a", "c", "d", "e"})] + [(i, {"a", "b", "c"}) for i in range(5, 55, 2)]
+    stream += [(55, {"c", "d", "e"}), (57, {"a"}), (59, {"c", "d", "e"})]
+    stream = [(o, frozenset(a)) for o, a in stream]
+    cfg = XConfig(theta_s=2, theta_a=0.3, theta_e=0.5, max_pattern_attrs=3, min_schema_attrs=1,
+                  block_fragments=False, delta_all_conf=False, optional_fields=True, block_overlaps=False)
+    assert incremental(stream, cfg) == brute_force(stream, cfg)

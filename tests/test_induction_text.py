@@ -154,3 +154,27 @@ def test_an_unknown_status_is_rejected_with_its_round():
          "schema_id": None, "status": "mystery"}
     with pytest.raises(ValueError, match="round 7.*mystery"):
         explain(r, thresholds=TH, events=[], stream=[], tables={})
+
+
+def test_a_pattern_of_fields_other_tables_share_says_so():
+    oven, starter = {"item", "flour", "temp"}, {"growth", "peak", "temp"}
+    stream = [(i, oven) for i in range(1, 5)] + [(i, starter) for i in range(5, 9)]
+    stream += [(i, {"date", "temp"}) for i in range(9, 14)]
+    rows, events = run(stream)
+    r = row_at(rows, 13, {"date", "temp"})
+    assert r["status"] == "subsumed"
+    text = explain(r, thresholds=TH, events=events, stream=stream, tables={1: "oven_log", 2: "starter_log"})
+    assert "`temp` is printed in the records of several tables" in text and "`date` alone" in text
+
+
+def test_a_schemas_records_with_a_date_beside_are_no_table_and_the_page_says_why():
+    # oven_log {item, flour, temp}; {date, temp} recurs only on oven records that miss a field
+    events = [{"round_order": 4, "kind": "discovered", "pattern": ("flour", "item", "temp"), "schema_id": 1,
+               "previous": (), "numbers": {"supp": 4.0, "max_attr_supp": 4.0, "all_conf": 1.0}}]
+    stream = [(i, {"item", "flour", "temp"}) for i in range(1, 5)]
+    stream += [(i, {"date", "temp", "item"}) for i in range(5, 10)]
+    stream += [(10, {"date", "temp"})]
+    r = {"round_order": 10, "pattern": ("date", "temp"), "support": 6, "all_conf": 1.0, "ext_conf": None,
+         "schema_id": 1, "status": "subsumed"}
+    text = explain(r, thresholds=TH, events=events, stream=stream, tables={1: "oven_log"})
+    assert text.startswith("mostly oven_log's records") and "`item`, a field of oven_log, is in 5 of its 6 rounds" in text

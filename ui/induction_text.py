@@ -104,8 +104,10 @@ def _became_schema(e: Mapping, thresholds: Mapping) -> str:
     return text
 
 
-def _swallowed(pattern: Pattern, own: int | None, schemas: Mapping[int, Pattern], params: Mapping) -> tuple[int, str] | None:
-    """(schema id, how) of another schema the pattern would swallow as schema `own`'s extension (rule 3)."""
+def _swallowed(pattern: Pattern, own: int | None, schemas: Mapping[int, Pattern], params: Mapping,
+               rounds: Sequence[Iterable[str]] = ()) -> tuple[int, str] | None:
+    """(schema id, how) of another schema the pattern would swallow as schema `own`'s extension (rule 3);
+    rounds: the attribute sets of the rounds so far (whether the pattern came with a schema's other fields)."""
     c = set(pattern)
     for sid, attrs in sorted(schemas.items()):
         if sid == own:
@@ -115,8 +117,12 @@ def _swallowed(pattern: Pattern, own: int | None, schemas: Mapping[int, Pattern]
             return sid, "it contains all of"
         if c <= b:
             return sid, "it lies inside"
-        if params.get("block_overlaps", True) and 2 * len(c & b) > len(c):
-            return sid, f"{len(c & b)} of its {len(c)} attributes belong to"
+        mine = c & b
+        if params.get("optional_fields", True):  # attributes a third schema holds too say nothing
+            mine -= {x for o, attrs in schemas.items() if o != sid for x in attrs}
+        seen_with = any(c | {x} <= set(a) for a in rounds for x in b - c)
+        if params.get("block_overlaps", True) and 2 * len(mine) > len(c) and (2 * len(mine) > len(b) or seen_with):
+            return sid, f"{len(mine)} of its {len(c)} attributes belong to"
     return None
 
 
@@ -146,6 +152,10 @@ def explain(row: Mapping, *, thresholds: Mapping, events: Sequence[Mapping],
         if len(pattern) < int(params.get("min_schema_attrs", 2)):
             return f"a single attribute never becomes a schema on its own{at}"
         a, m = _most_seen(pattern, singles)
+        if ac and n / ac < m - 0.5:
+            # discovery sets aside the rounds other tables' records explain (core.induction.discovery_conf)
+            return (f"support {n} ≥ θ_s {ts} but all-confidence {_num(ac)} < θ_a {_num(ta)}: the attributes were "
+                    f"seen in up to {round(n / ac)} rounds besides other tables' records, together in only {n}{at}")
         return (f"support {n} ≥ θ_s {ts} but all-confidence {_num(ac or 0.0)} < θ_a {_num(ta)}: `{a}` was seen in "
                 f"{m} rounds, together with the rest in only {n}{at}")
     if status in ("admitted", "evolved"):
@@ -163,9 +173,25 @@ def explain(row: Mapping, *, thresholds: Mapping, events: Sequence[Mapping],
         c = set(pattern)
         if b and c <= b:
             return f"inside {name} ({len(c)} of its {len(b)} attributes): only the largest pattern becomes a table{at}"
-        if b and 2 * len(c & b) > len(c):
-            return (f"{len(c & b)} of its {len(c)} attributes belong to {name}: a new schema would mostly copy "
+        optional = bool(params.get("optional_fields", True))
+        held = [x for attrs in schemas.values() for x in attrs]
+        shared = {x for x in c if optional and held.count(x) > 1}
+        mine = (c & b) - {x for o, attrs in schemas.items() if o != int(sid) for x in attrs} if optional else c & b
+        seen_with = any(c | {x} <= set(a) for o, a in stream if o <= r for x in b - c)
+        if b and 2 * len(mine) > len(c) and (2 * len(mine) > len(b) or seen_with):
+            return (f"{len(mine)} of its {len(c)} attributes belong to {name}: a new schema would mostly copy "
                     f"it{at}")
+        if optional and b and c & b and not c <= b:
+            rounds = [set(a) for o, a in stream if o <= r and c <= set(a)]
+            if rounds:
+                x, k = max(((x, sum(x in a for a in rounds)) for x in b - c), key=lambda t: (t[1], t[0]))
+                if k >= ta * len(rounds):
+                    return (f"mostly {name}'s records with something beside: `{x}`, a field of {name}, is in {k} "
+                            f"of its {len(rounds)} rounds (at least θ_a {_num(ta)}){at}")
+        if shared and len(c - shared) < int(params.get("min_schema_attrs", 2)):
+            return (f"{_attrs(shared)} {'is' if len(shared) == 1 else 'are'} printed in the records of several "
+                    f"tables already ({name} among them); {_attrs(c - shared) or 'nothing else'} alone does not "
+                    f"make a stream of its own{at}")
         return (f"a fragment of {name}: the rounds that have it usually have {name}'s other attributes too "
                 f"(on average in at least θ_a {_num(ta)} of them){at}")
     if status == "extension_pending":
@@ -184,7 +210,7 @@ def explain(row: Mapping, *, thresholds: Mapping, events: Sequence[Mapping],
             if m and n / m < ta:
                 return (head + f", but the added attributes are not specific to it: `{x}` was seen in {m} rounds, "
                         f"with {name} in only {n} (all-confidence of the addition {_num(n / m)} < θ_a {_num(ta)}){at}")
-        other = _swallowed(pattern, sid, schemas, params)
+        other = _swallowed(pattern, sid, schemas, params, [a for o, a in stream if o <= r])
         if other is not None:
             osid, how = other
             return head + f", but {how} {schema_name(osid, tables)}: a schema does not swallow another one{at}"

@@ -403,6 +403,15 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
             words.extend([(w, tokens[i][1]), (tokens[i - 1][0], tokens[i - 1][1])])
             i -= 2
             continue
+        if (not words and i > 0 and i + 1 < len(tokens) and tokens[i + 1][0] in (":", "=")
+                and (lw in lex.circumstance_prepositions or lw in lex.prepositions)
+                and re.match(r"[A-Za-z]", tokens[i - 1][0]) and _low(tokens[i - 1][0]) not in lex.boundary_words
+                and _low(tokens[i - 1][0]) not in lex.determiners and _low(tokens[i - 1][0]) not in lex.pronouns):
+            # "Peak after: 5.4 hrs", "Time since: 3 d": a preposition right before the colon has no object
+            # there, so it belongs to the label's name
+            words.append((w, tokens[i][1]))
+            i -= 1
+            continue
         if lw in lex.boundary_words or lw in lex.determiners:
             if words and lw in lex.determiners and i > 0 and _low(tokens[i - 1][0]) in lex.connectives \
                     and _low(tokens[i - 1][0]) not in lex.weak_connectives:

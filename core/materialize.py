@@ -18,7 +18,8 @@ volume attribute with a 4-attribute watering schema is not (1 of 4 in the
 schema, 1 of 3 in the round). Of two tables a round populates, one whose attributes in
 the round are fewer than, and among, the other's is left out: a listening round's
 duration and episodes make a listening row, not also a tutor row by its duration
-(`populated`; a table made or evolved later takes such rows from the others). A round that reports
+(`populated`; a table made or evolved later takes such rows from the others); of two tables taking the
+same attributes of the round, the one with fewer attributes (whose share the round covers more) keeps it. A round that reports
 only a table's date or time columns makes no row there (when a record was made is not a record). Values
 of the round for the schema's attributes
 fill the row; attributes it did not report are NULL; when one attribute was
@@ -140,10 +141,15 @@ def populates(round_attrs: Iterable[str], schema_attrs: Iterable[str], when: Ite
 def populated(round_attrs: Iterable[str], schemas: Mapping[object, Iterable[str]], when: Iterable[str] = ()) -> set:
     """The keys of the schemas a round populates: those the population rule admits, less those whose
     attributes in the round are fewer than, and among, another admitted schema's (a listening round's
-    duration and episodes make a listening row, not also a tutor row by its duration alone)."""
+    duration and episodes make a listening row, not also a tutor row by its duration alone), and less
+    those taking the same attributes of the round as a smaller schema."""
     r = set(round_attrs)
+    sizes = {k: len(set(a)) for k, a in schemas.items()}
     mine = {k: r & set(a) for k, a in schemas.items() if populates(r, a, when)}
-    return {k for k, m in mine.items() if not any(m < o for o in mine.values())}
+    # of tables taking the same fields of the round, those whose fields it covers the larger share of
+    # (a dough log's "duration, temp" beside an oven log that also holds an item and a flour)
+    return {k for k, m in mine.items() if not any(m < o for o in mine.values())
+            and not any(o == m and sizes[j] < sizes[k] for j, o in mine.items())}
 
 
 # ---------------------------------------------------------------------- values and types

@@ -771,6 +771,8 @@ def test_number_words_and_copulas_need_a_record_shape(text):
     # a preposition right before the colon has no object there: it is part of the label
     ("Starter update: Growth: 134 percent\nTemp: 21.9deg C\nPeak after: 8.2 hrs",
      {"growth": (134.0, "%"), "temp": (21.9, "°C"), "peak_after_duration": (492.0, "min")}),
+    ("Fed the starter. growth 209 percent, temp 19.5deg C, peak after 4.1 hrs",
+     {"growth": (209.0, "%"), "temp": (19.5, "°C"), "peak_after_duration": (246.0, "min")}),
 ])
 def test_labels_after_values_compound_units_and_participles(text, want):
     d = by_attr(ex(text))
@@ -936,3 +938,9 @@ def test_an_abbreviation_period_inside_a_list_of_readings_does_not_end_it():
     d = by_attr(ex("Waterbirds on the lake. Ducks at 16, gs. came in at 3 and Temp: 12.1 C.", "Logged."))
     assert d["ducks"].number == 16 and d["gs"].number == 3 and d["temp"].number == 12.1
     assert not ex("Meeting at 16, then lunch.", "Ok.")  # alone, "at 16" is a time
+
+
+def test_a_time_after_which_something_happened_is_no_label_outside_a_record_list():
+    # "after 3 hours" in a sentence is a circumstance; "peak after 4.1 hrs" as a list item names its value
+    assert ex("I went home after 3 hours") == [] and ex("Lights off after 8 hrs") == []
+    assert "peak_after_duration" not in by_attr(ex("The bread was ready, I took it out after 40 min"))

@@ -85,6 +85,10 @@ def test_a_round_populates_the_tables_that_take_most_of_what_it_reports():
     assert populated({"duration"}, {1: tutor, 2: listening}) == {1, 2}  # nothing tells them apart
     # two records in one round: each table takes its own
     assert populated({"duration", "cost", "episodes", "language"}, {1: tutor, 2: listening}) == {1, 2}
+    # the same two fields of two tables: the one whose fields they cover the larger share of
+    oven, dough = {"item", "flour", "duration", "temp"}, {"duration", "temp", "water"}
+    assert populated({"duration", "temp"}, {1: oven, 2: dough}) == {2}
+    assert populated({"duration", "temp", "item"}, {1: oven, 2: dough}) == {1}
 
 
 def test_a_table_made_later_takes_the_rounds_it_describes_better_from_an_older_one(store):
@@ -668,3 +672,20 @@ def test_a_description_says_what_the_rounds_mention_beyond_the_fields():
     assert said == ("dough", "proofing")
     d = rule_description("rest_log", [Column("rest_duration", "DOUBLE", "min")], 30, None, None, said)
     assert d == "One row per rest record: rest duration (min). Its rounds also mention dough, proofing."
+
+
+def test_a_field_two_tables_hold_is_named_in_each_by_the_labels_of_its_own_rows(store):
+    from core.planning.metadata import load_catalog
+
+    con = store.con
+    for i in range(1, 5):  # an oven log prints "Temp"; a dough log prints "dough temp" for the same field
+        add_round(con, i, [("temp", f"{220 + i} C", 220.0 + i, "°C"), ("flour", f"{400 + i} g", 400.0 + i, "g")])
+        add_round(con, 10 + i, [("temp", f"{24 + i} C", 24.0 + i, "°C"), ("water", f"{70 + i} %", 70.0 + i, "%")])
+    con.execute("UPDATE observations SET label = CASE WHEN round_id IN ('S1:R1', 'S1:R2', 'S1:R3', 'S1:R4') "
+                "THEN 'Temp' ELSE 'dough temp' END WHERE attribute = 'temp'")
+    mat = Materializer(con)
+    oven = mat.apply(1, ("temp", "flour"), 14).schema.table_name
+    dough = mat.apply(2, ("temp", "water"), 14).schema.table_name
+    cat = load_catalog(con)
+    aliases = {t: {c.name: c.aliases for c in cat[t].columns} for t in (oven, dough)}
+    assert "dough temp" in aliases[dough]["temp"] and "dough temp" not in aliases[oven]["temp"]

@@ -403,12 +403,14 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
             words.extend([(w, tokens[i][1]), (tokens[i - 1][0], tokens[i - 1][1])])
             i -= 2
             continue
-        if (not words and i > 0 and i + 1 < len(tokens) and tokens[i + 1][0] in (":", "=")
-                and (lw in lex.circumstance_prepositions or lw in lex.prepositions)
+        if (not words and i > 0 and (lw in lex.circumstance_prepositions or lw in lex.prepositions)
                 and re.match(r"[A-Za-z]", tokens[i - 1][0]) and _low(tokens[i - 1][0]) not in lex.boundary_words
-                and _low(tokens[i - 1][0]) not in lex.determiners and _low(tokens[i - 1][0]) not in lex.pronouns):
+                and _low(tokens[i - 1][0]) not in lex.determiners and _low(tokens[i - 1][0]) not in lex.pronouns
+                and ((i + 1 < len(tokens) and tokens[i + 1][0] in (":", "="))
+                     or (i == len(tokens) - 1 and lists and _list_item_label(text, tokens[i][1], value, values)))):
             # "Peak after: 5.4 hrs", "Time since: 3 d": a preposition right before the colon has no object
-            # there, so it belongs to the label's name
+            # there, so it belongs to the label's name; so in a list item that is only "<noun> <preposition>
+            # <value>" ("growth 209 percent, temp 19.5 C, peak after 4.1 hrs")
             words.append((w, tokens[i][1]))
             i -= 1
             continue
@@ -474,6 +476,19 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
     a = words[0][1]
     b = words[-1][1] + len(words[-1][0])
     return Label(text[a:b].rstrip("."), strong, verb, average)
+
+
+def _list_item_label(text: str, prep_at: int, value: Value, values: list[Value]) -> bool:
+    """The clause of `value` is an item of a record list that is only one or two plain words, the
+    preposition at `prep_at` and the value ("peak after 4.1 hrs" between commas or lines)."""
+    lex = active_lexicon()
+    cs = _clause_start(text, value.start)
+    cs = max(cs, text.rfind("\n", 0, value.start) + 1)
+    words = text[cs:prep_at].split()
+    return (1 <= len(words) <= 2 and all(re.fullmatch(r"[A-Za-z][A-Za-z'-]*", w) and _low(w) not in lex.pronouns
+                                         and _low(w) not in lex.boundary_words and _low(w) not in lex.determiners
+                                         and not _is_verb(_low(w), lex) for w in words)
+            and _item_ends_clause(text, value) and _record_list(text, value, values))
 
 
 def _proper_noun(text: str, w: str, pos: int) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import Mapping
 
 import duckdb
 
@@ -173,12 +174,53 @@ def field_aliases(con: duckdb.DuckDBPyConnection) -> dict[str, tuple[str, ...]]:
             for f, d in names.items()}
 
 
+def table_labels(con: duckdb.DuckDBPyConnection, ident: str) -> dict[str, tuple[str, ...]]:
+    """field -> the labels as written for its observations in the rounds of one table's rows (`ident`, a
+    quoted table name), most frequent first: two logs print one field "Temp", one of them "dough temp"
+    too, and only that one is the dough's. Empty when the table or the observations are not there."""
+    names: dict[str, dict[str, int]] = {}
+    try:
+        rows = con.execute(
+            "SELECT o.attribute, o.label, count(*) FROM observations o JOIN rounds r ON r.round_id = o.round_id "
+            f"WHERE r.round_order IN (SELECT round_order FROM {ident}) AND o.label IS NOT NULL AND o.label <> '' "
+            "GROUP BY ALL").fetchall()
+    except duckdb.Error:
+        return {}
+    for attr, label, n in rows:
+        label = " ".join(str(label).split())
+        if not attr:
+            continue
+        d = names.setdefault(str(attr), {})  # (a field printed only under its own name has no other)
+        if label and label.lower() != str(attr).lower():
+            d[label] = d.get(label, 0) + int(n or 0)
+    return {f: tuple(k for k, _ in sorted(d.items(), key=lambda kv: -kv[1])[:MAX_ALIASES]) for f, d in names.items()}
+
+
+def _column_aliases(field_name: str, own: Mapping[str, tuple[str, ...]], every: Mapping[str, tuple[str, ...]],
+                    shared: bool) -> tuple[str, ...]:
+    """A column's other names: for a field several tables hold, the labels its own rows were written with
+    (else every name of the field); for a field of one table, every name."""
+    if shared and field_name in own:
+        return own[field_name]
+    return every.get(field_name, ())
+
+
 def load_catalog(con: duckdb.DuckDBPyConnection, samples: int = 3) -> dict[str, TableMeta]:
     """Every analytic table's metadata (types from the DuckDB catalog, units from `schemas`, other
     names of each column's field from field alignment and the labels as written)."""
     out: dict[str, TableMeta] = {}
     schema_rows = _schema_rows(con)
     aliases = field_aliases(con)
+    # fields two tables or more hold: their names are read per table
+    held: dict[str, int] = {}
+    for r in schema_rows.values():
+        try:
+            for c in json.loads(r[3] or "[]"):
+                if isinstance(c, dict) and c.get("name") not in BASE_COLUMNS:
+                    f = str(c.get("attribute") or c.get("name"))
+                    held[f] = held.get(f, 0) + 1
+        except (TypeError, ValueError):
+            continue
     for name in table_names(con):
         ident = '"' + name.replace('"', '""') + '"'
         sid, desc, cols_json = (schema_rows.get(name) or (name, None, "", "[]"))[1:]
@@ -206,6 +248,8 @@ def load_catalog(con: duckdb.DuckDBPyConnection, samples: int = 3) -> dict[str, 
                 + f" FROM {ident}").fetchone()
             sizes = {c: tuple(None if x is None else float(x) for x in got[3 * i:3 * i + 3])
                      for i, c in enumerate(numbers)}
+        own_labels = table_labels(con, ident) if any(held.get(str(d.get("attribute") or c), 0) > 1
+                                                     for c, d in declared.items()) else {}
         cols = []
         for cname, ctype in catalog:
             if cname.startswith("_"):  # internal columns (the `_obs` provenance JSON) are not for planners
@@ -231,7 +275,9 @@ def load_catalog(con: duckdb.DuckDBPyConnection, samples: int = 3) -> dict[str, 
                 samples=sample_vals, categories=cats, category_counts=counts, base=cname in BASE_COLUMNS,
                 # (by the column's field: "temp" of a second kind of record holds the field temp~2, whose
                 # other names are its own, "oven temp", not those of the field called temp)
-                aliases=aliases.get(str(d.get("attribute") or cname), ()) if cname not in BASE_COLUMNS else (),
+                aliases=_column_aliases(str(d.get("attribute") or cname), own_labels, aliases,
+                                        held.get(str(d.get("attribute") or cname), 0) > 1)
+                if cname not in BASE_COLUMNS else (),
                 n_values=int(filled.get(cname) or 0), median=median, low=low,
                 high=high, main=bool(d.get("main"))))
         out[name] = TableMeta(table_name=name, description=desc or "", columns=tuple(cols), n_rows=int(n_rows),

@@ -719,3 +719,26 @@ def test_the_words_of_the_description_template_name_nothing():
                               "solar, panel. First recorded 12 Nov 2025. Read from images and text.")
     assert not {"mention", "round", "rounds", "its"} & set(words)
     assert {"solar", "panel", "meter", "produc"} <= set(words)  # (tokens are stems)
+
+
+def test_a_noun_before_time_asks_the_duration_of_the_records_it_names_not_their_text():
+    import numpy as np
+
+    from conftest import HashEmbedder
+    from core.planning.columns import match_columns
+    from core.planning.metadata import ColumnMeta, TableMeta
+
+    emb = HashEmbedder()
+    # an oven log: "Bake: scones, FLR 287 g, Duration 59 m"; "bake time" is the duration of the bakes
+    tables = [TableMeta("bake_log", "One row per bake record: duration (min), baked, flr (g).",
+                        (ColumnMeta("duration", "DOUBLE", "min"), ColumnMeta("flr", "DOUBLE", "g"),
+                         ColumnMeta("baked", "VARCHAR", samples=("scones", "rye loaf"), aliases=("bake", "Bake"))), 9),
+              TableMeta("sale_log", "One row per sale record: sales (€), units.",
+                        (ColumnMeta("sales", "DOUBLE", "€"), ColumnMeta("units", "DOUBLE")), 9)]
+    enc = (lambda xs: np.asarray(emb.encode(xs)), lambda q: np.asarray(emb.encode([q])[0]), DEFAULT.lambda_meta)
+    ranked = match_columns("latest bake time i logged?", tables, *enc, dtypes=("DOUBLE", "VARCHAR"))
+    best = next(c for c in ranked if c.supported)
+    assert (best.table, best.column) == ("bake_log", "duration")
+    # what was baked is still the text column
+    best = next(c for c in match_columns("which bake", tables, *enc, dtypes=("DOUBLE", "VARCHAR")) if c.supported)
+    assert best.column == "baked"

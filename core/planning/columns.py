@@ -652,7 +652,8 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
     pvals = np.array([prior.get(t.table_name, 0.0) for t, _ in cands])
     pnorm = minmax(pvals) if len(set(pvals.tolist())) > 1 else np.zeros(len(cands))
     named_tables = (tables_named(records, tables) if records else set()) | set(named)
-    if implied is None and _NOUN_TIME.search(text.lower()):
+    implied_text = implied is None and bool(_NOUN_TIME.search(text.lower()))
+    if implied_text:
         implied = "duration"
     if implied is None:
         adj = next((w for w in seq if MEASURE_ADJECTIVES.get(w)), None)
@@ -671,6 +672,8 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
     whole_ini = "".join(w[0] for w in content) if len(content) >= 2 else None
     covers: list[bool] = []
     loose_only: set[int] = set()  # positions in `out` supported only by the looser cosine
+    # tables a column of which the phrase names by a word ("bake" in "bake time": the bakes' table)
+    worded = {t.table_name for i, (t, c) in enumerate(cands) if plain & own[i]}
     for i, (t, c) in enumerate(cands):
         cdim = unit_dimension(c.unit)
         per_hit = (t.table_name, c.name) in per_cols
@@ -719,6 +722,12 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
             score += 0.15  # the phrase's last word (its head) names the quantity
         if dim_hit:
             score += 0.15
+        # the phrase asks a quantity ("bake time": a duration): a text column ("baked: scones") only names
+        # its records, whatever words they share (a clock time written as text may still be it)
+        quantity_asked = bool(implied) and c.dtype == "VARCHAR" and not any(
+            re.search(r"\d:\d\d", str(v)) for v in c.samples)
+        if quantity_asked:
+            score -= 0.5
         if t.table_name in named_tables:
             score += 0.2  # the rows the question names ("over all my harvests") are this table's
         if c.n_values is not None and t.n_rows:
@@ -729,9 +738,14 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         # this column: some matched word must head its phrase (not be followed by another content noun)
         lexical = overlap > 0 and (bool(dims and cdim in dims) or per_hit or _heads(seq, own[i]))
         # in the table whose rows the question names ("over all my drives"), a looser cosine suffices
-        supported = lexical or whole_generic or float(cos[i]) >= COS_SUPPORT or (dim_hit and named_table)
+        # (an implied dimension also in a table the phrase names by a word of one of its columns: "bake time"
+        # is the bakes' duration)
+        supported = not quantity_asked and (
+            lexical or whole_generic or float(cos[i]) >= COS_SUPPORT
+            or (dim_hit and (named_table or (implied_text and t.table_name in worded))))
         # in the table whose rows the question names a looser cosine suffices, when no column is named
-        loose = not supported and t.table_name in named_tables and float(cos[i]) >= COS_SUPPORT_NAMED
+        loose = not supported and not quantity_asked and t.table_name in named_tables \
+            and float(cos[i]) >= COS_SUPPORT_NAMED
         if loose:
             loose_only.add(len(out))
         covers.append(bool(content) and (set(content) <= own[i] or any(

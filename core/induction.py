@@ -80,8 +80,12 @@ Decisions the paper leaves open (documented, tested, deterministic):
    records with something beside ("held"). Overlap (`block_overlaps`, more than half of C) also needs
    more than half of A, or C seen with one of A's other attributes: {duration, temp, water} beside
    {item, flour, duration, temp} (never with an item or a flour) is another log, {hours, project, date}
-   beside {hours, project, breaks} the same one printed with other optional fields. (a) can make an untouched candidate qualify in a round holding a schema's attribute, so
-   such a round also examines the candidates containing it.
+   beside {hours, project, breaks} the same one printed with other optional fields.
+   Incrementality: in a round with x, supp(x) grows by one and claimed(x) by at most one per schema
+   holding x; only when it grows by two or more (x beside two schemas' own attributes) can an untouched
+   candidate with x rise in discovery all-confidence, so such a round also examines the candidates
+   containing x. And when a round grows a schema A, alone(x, A) of 3c may stop counting for an x not in
+   the round (supp(A ∪ {x}) just fell below θ_e · supp(A)); such an x is examined too.
 4. Order inside a round: after the supports are updated, the engine repeats
    until nothing qualifies: (a) for the schemas in ascending id, the first one
    with a qualifying extension evolves (then restart); (b) otherwise the first
@@ -508,9 +512,10 @@ class Inducer:
         return sum(sup.get(c | {x}, 0) for x in rest) / (len(rest) * n) >= self.params.theta_a
 
     def blocking(self, c: frozenset[str]) -> tuple[int, str] | None:
-        """(schema_id, reason) of a schema that makes c not novel, reason in {"schema",
-        "superset", "subset", "overlap", "fragment", "held", "shared"}; None when c is novel (rule 2). Containment is
-        checked first (cheap), then fragments; within each, the lowest schema id wins."""
+        """(schema_id, reason) of a schema that makes c not novel, reason in {"schema", "superset",
+        "subset", "overlap", "fragment", "held", "shared"}; None when c is novel (rules 2 and 3d).
+        Containment is checked first (cheap), then overlaps, fragments, held and shared patterns; within
+        each, the lowest schema id wins."""
         schemas = self._sorted_schemas()
         for sid, s in schemas:
             a = s.attrs
@@ -632,11 +637,12 @@ class Inducer:
 
     def owned(self, x: str, a: frozenset[str]) -> float:
         """Rule 3c: the share of schema a's own attributes (3d; all of them when none is its own) that
-        accompany x in at least θ_a of x's rounds (supp({b, x}) / supp({x}) >= θ_a). x's rounds that another schema holding x already
-        explains (those with its most frequent companion there) are not counted: a field two streams
-        share ("Peak" on the solar report and on the electricity meter) is the first stream's field, and
-        in the rest of its rounds it may travel with the second. Rounds reporting x alone are not counted
-        either when x is in θ_e of a's rounds. 0 when x has no support left."""
+        accompany x in at least θ_a of x's rounds (supp({b, x}) / supp({x}) >= θ_a). x's rounds that
+        another schema holding x already explains (those with its most frequent companion there) are not
+        counted: a field two streams share ("Peak" on the solar report and on the electricity meter) is
+        the first stream's field, and in the rest of its rounds it may travel with the second. Rounds
+        reporting x alone are not counted either when x is in θ_e of a's rounds. 0 when x has no support
+        left."""
         sx = self._single.get(x, 0)
         if not sx or not a:
             return 0.0
@@ -678,8 +684,9 @@ class Inducer:
                 continue
             own = self.owned(x, a)
             if own < 0.5 or (own == 0.5 and len(self.own(a, sid) or a) > 2 and not sup.get(a | {x}, 0)):
-                continue  # at half of more than two fields, x must have come with the whole record once: "water"
+                # at half of more than two fields, x must have come with the whole record once: "water"
                 # beside an oven log's "duration" and "temp" but never its "item" or "flour" is another log's
+                continue
             n = max(sup.get(frozenset((b, x)), 0) for b in a)
             if n < p.theta_s:
                 continue

@@ -19,8 +19,8 @@ schema, 1 of 3 in the round). Of two tables a round populates, one whose attribu
 the round are fewer than, and among, the other's is left out: a listening round's
 duration and episodes make a listening row, not also a tutor row by its duration
 (`populated`; a table made or evolved later takes such rows from the others); of two tables taking the
-same attributes of the round, the one with fewer attributes (whose share the round covers more) keeps it. A round that reports
-only a table's date or time columns makes no row there (when a record was made is not a record). Values
+same attributes of the round, the one with fewer attributes (whose share the round covers more) keeps
+it. A round that reports only a table's date or time columns makes no row there (when a record was made is not a record). Values
 of the round for the schema's attributes
 fill the row; attributes it did not report are NULL; when one attribute was
 observed several times in a round, the first observation (lowest seq) is used.

@@ -153,7 +153,8 @@ def brute_force(stream, cfg):
                             continue
                         mine = own(a, sid) or a
                         share = sum(supp[frozenset((b, x))] / (sx - taken) >= cfg.theta_a for b in mine) / len(mine)
-                        if share < 0.5 or (share == 0.5 and len(mine) > 2 and not supp[a | {x}]) or max(supp[frozenset((b, x))] for b in a) < cfg.theta_s:
+                        if share < 0.5 or (share == 0.5 and len(mine) > 2 and not supp[a | {x}]) \
+                                or max(supp[frozenset((b, x))] for b in a) < cfg.theta_s:
                             continue
                         c = a | {x}
                         if any(o != sid and (c >= b or c <= b or (frag and fragment(c, b))

@@ -392,8 +392,7 @@ class Inducer:
         touched: list[frozenset[str]] = []
         single = self._single
         # rule 3d: claimed(x) of the schemas' attributes in this round, before its supports are counted
-        held = (frozenset().union(*(s.attrs for s in st.schemas.values())) & attrs
-                if p.optional_fields and st.schemas else frozenset())
+        held = frozenset(self._holders()[0]).intersection(attrs) if p.optional_fields else frozenset()
         claimed_before = {x: self.claimed(x, frozenset()) for x in held}
         self._claimed_now.clear()
         if len(attrs) == 1:
@@ -533,7 +532,7 @@ class Inducer:
                     return sid, "fragment"
         if self.params.optional_fields:
             for sid, s in schemas:
-                if self.held(c, s.attrs) is not None:
+                if self.held(c, s.attrs):
                     return sid, "held"
         shared = self.shared() & c
         if shared and len(c - shared) < self.params.min_schema_attrs:
@@ -541,18 +540,15 @@ class Inducer:
             return min(sid for sid, s in schemas if s.attrs & shared), "shared"
         return None
 
-    def held(self, c: frozenset[str], a: frozenset[str]) -> tuple[str, int] | None:
-        """(b, rounds) when c shares an attribute with schema a and one of a's other attributes b is in
-        θ_a of c's rounds: c's rounds are a's records with something beside (a date printed on most
-        oven records is no stream of its own); None otherwise."""
+    def held(self, c: frozenset[str], a: frozenset[str]) -> bool:
+        """c shares an attribute with schema a and one of a's other attributes is in θ_a of c's rounds:
+        c's rounds are a's records with something beside (a date printed on most oven records is no
+        stream of its own)."""
         if not (c & a) or c <= a:
-            return None
+            return False
         sup = self.state.supports
         n = sup.get(c, 0)
-        if not n:
-            return None
-        b, k = max(((x, sup.get(c | {x}, 0)) for x in a - c), key=lambda t: (t[1], t[0]), default=(None, 0))
-        return (b, k) if b is not None and k >= self.params.theta_a * n else None
+        return bool(n) and max((sup.get(c | {x}, 0) for x in a - c), default=0) >= self.params.theta_a * n
 
     def overlaps(self, c: frozenset[str], a: frozenset[str], sid: int) -> bool:
         """c shares more than half of itself with schema sid (attributes a), counting only a's own

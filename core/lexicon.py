@@ -23,6 +23,7 @@ A bad file raises `InputError` naming the file, the key and the fault.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from types import MappingProxyType
@@ -329,8 +330,6 @@ class Lexicon:
 
 
 def _vowel_groups(s: str) -> int:
-    import re
-
     return len(re.findall(r"[aeiouy]+", s))
 
 
@@ -338,8 +337,6 @@ def first_and_consonant(short: str, long: str) -> bool:
     """Two letters that are a word's first letter and its only other consonant ("gs" for geese; not "gs" for
     gravel, whose consonants after the g are r, v, l): an abbreviation by spelling, for words of four
     letters or more."""
-    import re
-
     return (len(short) == 2 and short.isalpha() and len(long) >= 4 and short[0] == long[0]
             and re.sub(r"[aeiouy]", "", long[1:]) == short[1])
 

@@ -25,7 +25,7 @@ from typing import Callable, Sequence
 
 import numpy as np
 
-from ..lexicon import first_and_consonant
+from ..lexicon import first_and_consonant, lemma
 from .metadata import ColumnMeta, TableMeta, words
 from .scoring import STOPWORDS as STOP, BM25Index, minmax, stem, tokens
 from ..units import convert, unit_dimension, unit_info  # noqa: F401  (the planner's unit vocabulary)
@@ -248,8 +248,6 @@ def record_noun(table_name: str) -> str:
 def name_tokens(col: ColumnMeta) -> set[str]:
     """Tokens of the column's own names: its name and aliases, and the lemma of a verb form among them (a
     count printed "Won: 7" is what "wins" asks for)."""
-    from ..lexicon import lemma
-
     out = set(tokens(col.name))
     for a in col.aliases:
         out |= set(tokens(a))
@@ -375,8 +373,6 @@ _PARTICLES = frozenset("up down out off over back in on at to by of for from wit
 def _heads(seq: Sequence[str], own: set[str]) -> bool:
     """Does a word of `seq` that `own` names stand at the end of its noun phrase? Words followed by
     another content word that `own` does not name are modifiers of that word."""
-    from ..lexicon import lemma
-
     def hit(w):
         return w in own or any(abbreviates(w, x) or abbreviates(x, w) for x in own)
     found = False
@@ -393,8 +389,6 @@ def _heads(seq: Sequence[str], own: set[str]) -> bool:
 
 def lemmas(text: str) -> list[str]:
     """Verb forms as their lemma, stemmed ('watered' -> water, 'baking' -> bake); other words as tokens."""
-    from ..lexicon import lemma
-
     out = []
     for w in re.findall(r"[a-z0-9]+", text.lower().replace("_", " ")):
         if w in STOP or w in SCAFFOLD:
@@ -413,8 +407,6 @@ def text_words(text: str) -> set[str]:
 def phrase_words(phrase: str) -> list[str]:
     """The content words of a phrase naming records, in order, as tokens or verb lemmas ('did I feed
     the starter' -> feed, starter; 'starter feeds' -> starter, feed)."""
-    from ..lexicon import lemma
-
     out = []
     for w in re.findall(r"[a-z0-9]+", phrase.lower()):
         if w in STOP or w in _FUNCTION_WORDS or w in _PARTICLES:
@@ -481,8 +473,6 @@ def rows_about(phrase: str, tables: Sequence[TableMeta],
 @lru_cache(maxsize=65536)
 def _lemma_key(word: str) -> str:
     """A word's verb lemma, stemmed: "changed", "changes" and "change" share one."""
-    from ..lexicon import lemma
-
     return stem(lemma(word))
 
 
@@ -784,7 +774,6 @@ SELF_WORDS = frozenset({"i", "me", "myself", "my", "mine"})
 
 def _canon_word(w: str) -> str:
     from ..extract.normalize import canonical_word
-    from ..lexicon import lemma
 
     c = canonical_word(w)
     if c != w:

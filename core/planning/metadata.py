@@ -205,32 +205,32 @@ def _column_aliases(field_name: str, own: Mapping[str, tuple[str, ...]], every: 
     return every.get(field_name, ())
 
 
+def _declared(cols_json: str | None) -> dict[str, dict]:
+    """A schema's declared columns by name (from `schemas.columns`); empty when unreadable."""
+    try:
+        return {c["name"]: c for c in json.loads(cols_json or "[]") if isinstance(c, dict) and "name" in c}
+    except (TypeError, ValueError):
+        return {}
+
+
 def load_catalog(con: duckdb.DuckDBPyConnection, samples: int = 3) -> dict[str, TableMeta]:
     """Every analytic table's metadata (types from the DuckDB catalog, units from `schemas`, other
     names of each column's field from field alignment and the labels as written)."""
     out: dict[str, TableMeta] = {}
     schema_rows = _schema_rows(con)
     aliases = field_aliases(con)
+    declared_by = {name: _declared(r[3]) for name, r in schema_rows.items()}
     # fields two tables or more hold: their names are read per table
     held: dict[str, int] = {}
-    for r in schema_rows.values():
-        try:
-            for c in json.loads(r[3] or "[]"):
-                if isinstance(c, dict) and c.get("name") not in BASE_COLUMNS:
-                    f = str(c.get("attribute") or c.get("name"))
-                    held[f] = held.get(f, 0) + 1
-        except (TypeError, ValueError):
-            continue
+    for cols in declared_by.values():
+        for cname, c in cols.items():
+            if cname not in BASE_COLUMNS:
+                f = str(c.get("attribute") or cname)
+                held[f] = held.get(f, 0) + 1
     for name in table_names(con):
         ident = '"' + name.replace('"', '""') + '"'
-        sid, desc, cols_json = (schema_rows.get(name) or (name, None, "", "[]"))[1:]
-        declared = {}
-        try:
-            for c in json.loads(cols_json or "[]"):
-                if isinstance(c, dict) and "name" in c:
-                    declared[c["name"]] = c
-        except (TypeError, ValueError):
-            declared = {}
+        sid, desc = (schema_rows.get(name) or (name, None, ""))[1:3]
+        declared = declared_by.get(name, {})
         catalog = con.execute(
             "SELECT column_name, data_type FROM information_schema.columns "
             "WHERE table_schema = 'main' AND table_name = ? ORDER BY ordinal_position", [name]).fetchall()

@@ -383,6 +383,56 @@ def test_a_two_letter_name_that_begins_the_asked_word_names_it():
     assert [ch.column for ch in ranked if ch.supported] == ["tread"]
 
 
+def test_a_name_of_the_initials_or_the_head_of_a_compound_names_the_asked_quantity():
+    import numpy as np
+
+    from core.planning.columns import compound_head, match_columns
+    from core.planning.metadata import ColumnMeta, TableMeta
+
+    assert compound_head("photoperiod", "period") and compound_head("headcount", "count")
+    assert not compound_head("periods", "period") and not compound_head("separate", "rat")
+    # an encoder that finds neither short name near the words asked (as MiniLM does not)
+    def embed(texts):
+        return np.asarray([[0.2, 0.98] if "ph" in t else [0.1, 0.995] for t in texts])
+    enc = (embed, lambda q: np.asarray([1.0, 0.0]), DEFAULT.lambda_meta)
+    tables = [TableMeta("hop_log", "One row per hop record: aa (%), price (EUR).",
+                        (ColumnMeta("aa", "DOUBLE", "%"), ColumnMeta("price", "DOUBLE", "EUR")), 9),
+              TableMeta("tank_log", "One row per tank record: ph, period (h).",
+                        (ColumnMeta("ph", "DOUBLE"), ColumnMeta("period", "DOUBLE", "h")), 9),
+              TableMeta("feed_log", "One row per feed record: food (g), fish.",
+                        (ColumnMeta("food", "DOUBLE", "g"), ColumnMeta("fish", "DOUBLE")), 9)]
+    # "AA" printed for alpha acid: the initials of the words that end what is asked, wherever the rows are named
+    for q in ("Latest alpha acid I logged?", "Maximum alpha acid over all my hop purchases?"):
+        ranked = match_columns(q, tables, *enc)
+        assert (ranked[0].table, ranked[0].column) == ("hop_log", "aa") and ranked[0].supported, q
+    # ... but not initials of words that modify something else ("alpha acid price")
+    ranked = match_columns("my average alpha acid price", tables, *enc)
+    assert ranked[0].column == "price"
+    # "photoperiod" is a period: the compound's head names the column, over the two letters "pH" that begin it
+    ranked = match_columns("What was my highest photoperiod?", tables, *enc)
+    assert (ranked[0].column, ranked[0].supported) == ("period", True)
+    assert [ch.column for ch in ranked if ch.supported] == ["period"]
+
+
+def test_a_noun_of_measure_leaves_out_columns_of_another_dimension():
+    import numpy as np
+
+    from core.planning.columns import match_columns
+    from core.planning.metadata import ColumnMeta, TableMeta
+
+    # a water change printed "Changed: 12 l" and "change %: 31": "the share changed" is the percentage
+    def embed(texts):
+        return np.asarray([[0.3, 0.954] if "changed" in t else [0.15, 0.989] for t in texts])
+    enc = (embed, lambda q: np.asarray([1.0, 0.0]), DEFAULT.lambda_meta)
+    tables = [TableMeta("change_log", "One row per change record: changed (L), change (%), cond (mL).",
+                        (ColumnMeta("changed", "DOUBLE", "L"), ColumnMeta("change", "DOUBLE", "%"),
+                         ColumnMeta("cond", "DOUBLE", "mL")), 9)]
+    for q in ("First share changed in my water changes?", "what was my mean share changed"):
+        assert match_columns(q, tables, *enc)[0].column == "change", q
+    # without the noun, the volume changed
+    assert match_columns("what was my mean volume changed", tables, *enc)[0].column == "changed"
+
+
 def test_a_name_written_short_for_the_asked_word_names_it_over_a_closer_meaning():
     import numpy as np
 
@@ -447,6 +497,9 @@ def test_a_modifier_the_memory_never_mentions_is_not_computed(engine):
     t = engine.ask("What was my average parcel weight?")
     assert _call(_step(t)) == ("rate_log", "weight", "avg")
     assert any("nothing in the memory mentions 'parcel'" in n and "only weight" in n for n in t.plan.notes), t.plan.notes
+    # ... also when the question writes it short ("air temp" for the only "Temperature")
+    t = engine.ask("What was my average parcel wgt?")
+    assert _call(_step(t)) == ("rate_log", "weight", "avg"), t.plan.notes
     # ... but a price is also what the loans' fee is called ("Price"): no single kind, not computed
     t = engine.ask("What was my average tram price?")
     assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" for s in t.steps), t.plan

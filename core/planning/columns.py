@@ -42,7 +42,11 @@ MEASURE_ADJECTIVES = {
     # nouns of measure: "layer height" is a length whatever the layer is ("layers" counts them)
     "height": "distance", "tall": "distance", "depth": "distance", "deep": "distance", "width": "distance",
     "wide": "distance", "thick": "distance", "thickness": "distance", "weight": "mass",
+    # a part of a whole is a percentage ("the share changed": the "change %" column)
+    "share": "percent", "proportion": "percent", "fraction": "percent", "percentage": "percent",
 }
+# nouns of measure: the quantity asked IS of their dimension ("the share changed" is no volume)
+MEASURE_NOUNS = frozenset("height depth width thickness weight share proportion fraction percentage".split())
 # a speed adjective speaks of any rate: "how fast was my pulse" (bpm), "fastest pace" (min/km)
 RELATED_DIMENSIONS = {"speed": ("rate", "pace", "frequency")}
 COS_SUPPORT = 0.45
@@ -203,6 +207,12 @@ def abbreviates(short: str, long: str) -> bool:
     if len(short) != 2 or not short.isalpha() or len(long) < 4 or short[0] != long[0]:
         return False
     return short[1] == long[-1] or first_and_consonant(short, long)
+
+
+def compound_head(word: str, name: str) -> bool:
+    """'photoperiod' is a period, 'headcount' a count: an English compound written as one word ends in the
+    noun it is a kind of (a name of at least 4 letters after at least 3 letters of modifier)."""
+    return len(name) >= 4 and len(word) - len(name) >= 3 and word.endswith(name) and name.isalpha()
 
 
 @dataclass(frozen=True)
@@ -374,7 +384,7 @@ def _heads(seq: Sequence[str], own: set[str]) -> bool:
     """Does a word of `seq` that `own` names stand at the end of its noun phrase? Words followed by
     another content word that `own` does not name are modifiers of that word."""
     def hit(w):
-        return w in own or any(abbreviates(w, x) or abbreviates(x, w) for x in own)
+        return w in own or any(abbreviates(w, x) or abbreviates(x, w) or compound_head(w, x) for x in own)
     found = False
     for k, w in enumerate(seq):
         if not hit(w):
@@ -542,6 +552,17 @@ def initials(text: str) -> dict[str, bool]:
     return out
 
 
+def initials_ending(text: str, head: str | None) -> set[str]:
+    """The initials of two or three consecutive content words of a phrase whose last word (stemmed) is
+    `head` ("aa" for "the alpha acid over my purchases" with head "acid")."""
+    if not head:
+        return set()
+    content = [w for w in re.findall(r"[a-z]+", text.lower())
+               if w not in STOP and w not in SCAFFOLD and not set(tokens(w)) & SCAFFOLD]
+    return {"".join(w[0] for w in content[k - n + 1:k + 1]) for k, w in enumerate(content) if stem(w) == head
+            for n in (2, 3) if k - n + 1 >= 0}
+
+
 def query_tokens(text: str, vocab: Sequence[str]) -> list[str]:
     """The phrase's content tokens (and their lemmas), plus the vocabulary words they abbreviate or are
     abbreviations of, and vocabulary words that are the initials of two or three of its words in a row."""
@@ -560,8 +581,10 @@ def query_tokens(text: str, vocab: Sequence[str]) -> list[str]:
         for w in vocab:
             if w == t or len(w) < 3:
                 continue  # (two letters abbreviate only the word asked about: see match_columns)
-            if abbreviates(t, w):
-                out.append(w)  # the question abbreviates a name ("temp" for temperature)
+            if abbreviates(t, w) or compound_head(t, w):
+                # the question abbreviates a name ("temp" for temperature), or names a kind of it in one
+                # word ("photoperiod" for a period)
+                out.append(w)
             elif abbreviates(w, t) and t not in vset and not any(
                     v != t and len(v) > len(w) and abbreviates(w, v) for v in vset):
                 # a short name ("qty", "temp") for the question's word, unless the memory already spells
@@ -623,7 +646,10 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         if w not in SCAFFOLD and w not in _FUNCTION_WORDS and w not in _PARTICLES and w not in STOP \
                 and not set(tokens(w)) & all_table_words:
             asked = w
-    if asked and len(asked) >= 4 and asked.isalpha():
+    names = {w for _, c in cands for n in (c.name, *c.aliases) for w in tokens(n) if len(w) >= 3}
+    # (unless a longer name says it: "period" for "photoperiod" rather than "pH")
+    if asked and len(asked) >= 4 and asked.isalpha() and not any(
+            w == asked or compound_head(asked, w) or abbreviates(w, asked) for w in names):
         # a name of two letters that begins or abbreviates the phrase's head word ("FR" on a tyre gauge for
         # "front", "GS" on a survey sheet for "geese"): too short for an abbreviation anywhere else, it names
         # the head of what is asked
@@ -632,6 +658,7 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         qtok, qset, plain = qtok + sorted(short - qset), qset | short, plain | short
     # the asked word as written too ("points": its stem "point" lost the letter "pts" keeps)
     asked_forms = ({asked} | {w for w in re.findall(r"[a-z]+", text.lower()) if stem(w) == asked}) if asked else set()
+    head_inis = initials_ending(text, asked)
     # the embedding sees the content words only: question scaffolding ("which day did I") is noise here
     etext = " ".join(w for w in re.findall(r"[A-Za-z0-9%]+", text) if stem(w.lower()) in qset) or text
     vecs = embed([embed_text(c, t.table_name) for t, c in cands])
@@ -653,6 +680,7 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
             # "the longest run": the length of records that have one (a distance column in the table the
             # question names); otherwise a duration ("the longest game", "how long did I study")
             implied = "distance"
+    noun_dim = next((MEASURE_ADJECTIVES[w] for w in seq if w in MEASURE_NOUNS), None)
     out = []
     inits = initials(text)
     # the phrase's content words in order: a column that names them all (by its words or their initials:
@@ -676,6 +704,9 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         # does not know the short form, the name says it as surely as the word itself would
         short_for_asked = any(abbreviates(w, a) for a in asked_forms for n in (c.name, *c.aliases)
                               for w in re.findall(r"[a-z]+", n.lower()))
+        # or its initials, ending at that word ("AA" on a label for "alpha acid"): as surely named
+        short_for_asked = short_for_asked or any(n.lower().replace("_", "") in head_inis
+                                                 for n in (c.name, *c.aliases))
         c_eff = max(float(cos[i]), float(cos.max())) if short_for_asked else float(cos[i])
         score = lam * c_eff + (1 - lam) * float(bm[i]) + 0.1 * float(pnorm[i])
         # a name word the phrase does not use ("net" in net_weight for "how much did I harvest") suggests
@@ -708,10 +739,12 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
             score += 0.2 + (0.15 if ini else 0.0)
         if short_for_asked:
             score += 0.15  # as a whole name of the column in the question would (below)
-        if head and head in own[i]:
-            score += 0.15  # the phrase's last word (its head) names the quantity
+        if head and (head in own[i] or any(compound_head(head, x) for x in own[i])):
+            score += 0.15  # the phrase's last word (its head, or that word's own head) names the quantity
         if dim_hit:
             score += 0.15
+        if noun_dim and cdim and cdim != noun_dim and cdim not in RELATED_DIMENSIONS.get(noun_dim, ()):
+            score -= 0.3  # a column of another dimension is not what a noun of measure names
         # the phrase asks a quantity ("bake time": a duration): a text column ("baked: scones") only names
         # its records, whatever words they share (a clock time written as text may still be it)
         quantity_asked = bool(implied) and c.dtype == "VARCHAR" and not any(
@@ -731,7 +764,7 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         # (an implied dimension also in a table the phrase names by a word of one of its columns: "bake time"
         # is the bakes' duration)
         supported = not quantity_asked and (
-            lexical or whole_generic or float(cos[i]) >= COS_SUPPORT
+            lexical or whole_generic or short_for_asked or float(cos[i]) >= COS_SUPPORT
             or (dim_hit and (named_table or (implied_text and t.table_name in worded))))
         # in the table whose rows the question names a looser cosine suffices, when no column is named
         loose = not supported and not quantity_asked and t.table_name in named_tables \

@@ -1212,7 +1212,9 @@ def _only_kind(cols: Sequence[ColumnMeta], phrase: Sequence[str], tables: list[T
         return False
     col = cols[0]
     own = set(tokens(col.name))
-    if not own or not own <= set(phrase):
+    # (each word said, or said short: "air temp" names "temperature")
+    said = set(phrase) | {w for w in own if any(abbreviates(p, w) for p in phrase)}
+    if not own or not own <= said:
         return False
     head = tokens(col.name)[-1]
     for label in (col.name, *col.aliases):

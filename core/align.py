@@ -67,7 +67,7 @@ from .extract.normalize import active_lexicon as _lex, use_lexicon
 from .lexicon import first_and_consonant, load as load_lexicon
 from .model import Observation
 from .protocols import TextEncoder
-from .units import convert
+from .units import convert, read_beside
 
 W_NAME, W_UNIT, W_RANGE, W_COMPANIONS, W_TEXT = 0.5, 0.15, 0.1, 0.15, 0.1
 MIN_NAME = 0.5  # a merge needs at least this much name evidence: structure alone never merges
@@ -326,6 +326,16 @@ class FieldInfo:
         return len(self.labels) > 1
 
 
+def _read_alike(unit: str | None, f: _Field) -> bool:
+    """A unit symbol of two readings that reads in the field's dimension beside its units ("59 m" in a
+    field of minutes), or a field whose one unit reads so beside this unit ("83 min" in a field of "m")."""
+    if not unit or not f.units:
+        return False
+    if _dimension(read_beside(unit, f.units)) == f.dimension:
+        return True
+    return any(_dimension(read_beside(u, [unit])) == _dimension(unit) for u in f.units)
+
+
 def _dimension(unit: str | None) -> str | None:
     if not unit:
         return None
@@ -477,8 +487,9 @@ class FieldAligner:
                 f.vmin = o.number if f.vmin is None else min(f.vmin, o.number)
                 f.vmax = o.number if f.vmax is None else max(f.vmax, o.number)
             if o.unit:
+                # (counted in the reading the field's other units give it: "59 m" beside minutes is a duration)
+                d = _dimension(read_beside(o.unit, f.units))
                 f.units[o.unit] += 1
-                d = _dimension(o.unit)
                 if d:
                     f.dims[d] += 1
         for name in in_round:
@@ -534,7 +545,8 @@ class FieldAligner:
                     continue
                 restated = True
             others = [g for g in present if g != name]
-            if dim and f.dimension and dim != f.dimension:
+            alike = bool(dim and f.dimension and dim != f.dimension and _read_alike(o.unit, f))
+            if dim and f.dimension and dim != f.dimension and not alike:
                 continue
             nscore, reason = 0.0, ""
             same_unit = bool(o.unit) and o.unit == f.unit
@@ -573,7 +585,7 @@ class FieldAligner:
                 continue  # an equal word in one round ("yellow" twice) is weak: only a close name may join
             if not o.label and nscore < 1.0 and all(w in _lex().measure_words for w in words_of(raw)):
                 continue  # a value nobody labelled, named by its unit ("duration"): only its own name
-            unit_s = (1.0 if o.unit and o.unit == f.unit else 0.7 if dim and dim == f.dimension
+            unit_s = (1.0 if o.unit and o.unit == f.unit else 0.7 if (dim and dim == f.dimension) or alike
                       else 0.6 if not o.unit and not f.units else 0.4)
             range_s = 0.5
             if o.value_kind == "number" and o.number is not None and f.vmin is not None:
@@ -894,7 +906,7 @@ def _compatible(o: Observation, f: _Field, dim: str | None) -> bool:
     for numbers, a value inside f's range widened by half its width and a tenth of its size (and, for
     positive fields, within half the lowest and twice the highest value)."""
     if o.unit:
-        if not f.units or not (o.unit in f.units or (dim and dim == f.dimension)):
+        if not f.units or not (o.unit in f.units or (dim and dim == f.dimension) or _read_alike(o.unit, f)):
             return False
     elif f.units:
         return False

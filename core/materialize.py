@@ -74,7 +74,7 @@ from .errors import LLMError
 from .extract.normalize import active_lexicon, canonical_word, parse_unit
 from .model import Column, Observation, Schema
 from .protocols import LLM
-from .units import convert
+from .units import convert, read_beside
 
 IDENT_RE = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
 CONTRACT_COLUMNS = (
@@ -240,6 +240,9 @@ def profile(attribute: str, values: Sequence[tuple[str | None, float | None, str
     vals = [v for v in values if (v[0] is not None and v[0].strip()) or v[1] is not None]
     n = len(vals)
     num = [v for v in vals if as_number(v[1], v[0]) is not None]
+    seen = {v[2] for v in num if v[2]}
+    # "59 m" beside "1 h 11 min" in one field: minutes, not metres
+    num = [(raw, x, read_beside(u, seen)) for raw, x, u in num]
     units = Counter(v[2] for v in num if v[2])
     ranked = _readable_first([u for u, _ in sorted(units.items(), key=lambda kv: (-kv[1], kv[0]))], num)
     samples = tuple(dict.fromkeys(str(v[0] if v[0] is not None else v[1]) for v in vals))[:5]
@@ -328,6 +331,9 @@ def in_column_unit(value, unit: str | None, column: Mapping) -> object:
     if column.get("dtype") != "DOUBLE" or value is None or not unit or not cu or unit == cu:
         return value
     converted = convert(float(value), unit, cu)
+    if converted is None:
+        # a symbol the column reads otherwise ("m" in a column of minutes)
+        converted = convert(float(value), read_beside(unit, [cu]), cu)
     return value if converted is None else round(converted, 9)
 
 

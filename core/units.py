@@ -37,6 +37,20 @@ def unit_info(unit: str | None):
     return info
 
 
+# a symbol of two units of different dimensions: "m" is metres beside "km", minutes beside "1 h 20 min"
+_OTHER_READING = {"m": "min"}
+
+
+def read_beside(unit: str | None, others) -> str | None:
+    """What `unit` means among the units `others` of the same field: its other reading ("m" as minutes)
+    when another of them has that reading's dimension and none has its own; otherwise `unit` itself."""
+    alt = _OTHER_READING.get(unit or "")
+    if alt is None:
+        return unit
+    dims = {unit_dimension(u) for u in others if u and u != unit}
+    return alt if unit_dimension(alt) in dims and unit_dimension(unit) not in dims else unit
+
+
 def unit_dimension(unit: str | None) -> str | None:
     info = unit_info(unit)
     return info.dimension if info else None

@@ -67,6 +67,27 @@ def test_abbreviated_label_joins_the_field_of_its_stream(store):
     assert out[0].raw_attribute == "temp"
 
 
+def test_m_beside_minutes_joins_the_field_of_minutes_either_way(store):
+    """A podcast log: "Listening 83 mins" on the app, "Listening: 59 m" in texts. "m" is metres beside
+    kilometres, minutes beside minutes: one field, whichever came first."""
+    al = FieldAligner(store.con, DEFAULT)
+    for i in range(1, 4):
+        al.align(i, [num("listening_duration", 30 * i, "min", f"S1:R{i}"), num("eps", i, None, f"S1:R{i}")])
+    out = al.align(4, [num("listening", 59, "m", "S1:R4"), num("eps", 2, None, "S1:R4")])
+    assert out[0].attribute == "listening_duration", out
+    other = FieldAligner(Store(Path(store.path).parent / "o.duckdb").con, DEFAULT)
+    for i in range(1, 4):
+        other.align(i, [num("listening", 30 * i, "m", f"S1:R{i}"), num("eps", i, None, f"S1:R{i}")])
+    out = other.align(4, [num("listening_duration", 83, "min", "S1:R4"), num("eps", 2, None, "S1:R4")])
+    assert out[0].attribute == "listening", out
+    # a distance beside metres stays apart from a duration ("walk 3 km" is no "walk 40 min")
+    third = FieldAligner(Store(Path(store.path).parent / "t.duckdb").con, DEFAULT)
+    for i in range(1, 4):
+        third.align(i, [num("walk", 2 + i, "km", f"S1:R{i}"), num("eps", i, None, f"S1:R{i}")])
+    out = third.align(4, [num("walk_duration", 40, "min", "S1:R4"), num("eps", 2, None, "S1:R4")])
+    assert out[0].attribute != "walk", out
+
+
 def test_a_label_written_after_its_value_that_reads_as_a_unit_joins_its_field(store):
     """A score sheet prints "mv 24" (moves) and "32 mv": the second reads as 32 millivolts ("voltage"); the
     unit as written is the other's label, so it is the same field (and the other way round)."""

@@ -530,6 +530,24 @@ def test_a_value_read_in_another_unit_of_the_dimension_is_stored_in_the_columns_
     assert "kg (converted)" in desc and "$ (not converted)" in desc
 
 
+def test_m_beside_minutes_in_one_field_is_minutes_and_beside_kilometres_metres(store):
+    from core.units import read_beside
+
+    assert read_beside("m", ["min", "h"]) == "min" and read_beside("m", ["km"]) == "m"
+    assert read_beside("m", ["min", "km"]) == "m" and read_beside("m", []) == "m"
+    # a podcast log written "59 m" in texts and "83 mins" / "1 h 11 min" elsewhere: all minutes
+    con = store.con
+    for i in range(1, 5):
+        add_round(con, i, [("listening", f"{50 + i} m", 50.0 + i, "m"), ("eps", str(i), float(i), None)])
+    add_round(con, 5, [("listening", "83 mins", 83.0, "min"), ("eps", "2", 2.0, None)])
+    add_round(con, 6, [("listening", "1 h 11 min", 71.0, "min"), ("eps", "3", 3.0, None)])
+    ch = Materializer(con).apply(1, ("eps", "listening"), 6)
+    col = next(c for c in ch.schema.columns if c.name == "listening")
+    assert col.unit == "min"
+    got = dict(con.execute(f"SELECT source, listening FROM {ch.schema.table_name}").fetchall())
+    assert got["S1:R1"] == 51.0 and got["S1:R5"] == 83.0 and sum(got.values()) == 51 + 52 + 53 + 54 + 83 + 71
+
+
 def test_a_column_whose_usual_unit_gives_values_below_one_is_stored_in_a_unit_the_history_also_used(store):
     # most receipts print "0.28 kg", some "410 g": grams keep every value readable and exact
     con = store.con

@@ -773,6 +773,11 @@ def test_number_words_and_copulas_need_a_record_shape(text):
      {"growth": (134.0, "%"), "temp": (21.9, "°C"), "peak_after_duration": (492.0, "min")}),
     ("Fed the starter. growth 209 percent, temp 19.5deg C, peak after 4.1 hrs",
      {"growth": (209.0, "%"), "temp": (19.5, "°C"), "peak_after_duration": (246.0, "min")}),
+    # "on" inside a label ("days on board"), with a colon or as a list item; not a reading's day
+    ("Varroa check — vm: 48, days on board 4 d, mites/day 8.6", {"vm": (48.0, None), "days_board": (4.0, None),
+                                                                 "mites_day": (8.6, None)}),
+    ("Varroa check — vm: 7 / days on board: 4 d", {"vm": (7.0, None), "days_board": (4.0, None)}),
+    ("Time on task: 40 min", {"time_task_duration": (40.0, "min")}),
 ])
 def test_labels_after_values_compound_units_and_participles(text, want):
     d = by_attr(ex(text))
@@ -780,6 +785,11 @@ def test_labels_after_values_compound_units_and_participles(text, want):
         assert name in d, (name, ex(text))
         assert d[name].number == pytest.approx(n) and d[name].unit == unit
     assert_spans(rnd(text), list(d.values()))
+
+
+def test_on_that_dates_a_reading_is_no_part_of_its_label():
+    d = by_attr(ex("Temperature on Monday: 20 C"))
+    assert not any("monday" in a for a in d) and d["temperature"].number == 20
 
 
 def test_ocr_text_values_next_to_and_under_their_labels():

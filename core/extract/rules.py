@@ -420,7 +420,10 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
                 strong = True  # "Measured the clutch at 3", "logged my weight at 80"
             if words and lw in ("my", "our") and skipped and value.kind == "number" and len(words) <= 2:
                 strong = True  # "my rating at 1567": the speaker's own reading
-            if lw in ("in", "of", "to", "per") and words:
+            # ("on" too, unless it dates the reading: "days on board", not "temperature on Monday")
+            if (lw in ("in", "of", "to", "per") or (lw == "on" and not any(
+                    _low(x[0]) in lex.time_words or _low(x[0]) in lex.calendar_nouns or x[0][:1].isdigit()
+                    for x in words))) and words:
                 ext = _extend_label(tokens, i, structured)
                 if ext is not None:
                     words.append((tokens[i][0], tokens[i][1]))

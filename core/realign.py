@@ -254,6 +254,11 @@ def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, Fi
             out = {a: _by_size(a, fits(a), stats)[0] for a in small}
         elif strong:
             out = _sized_pairing({a: fits(a) for a in small}, stats)
+        elif anchored:
+            # no name vouches ("dabblers | gs" in the texts, "mallards | greylag" on a screen, beside the lake's
+            # temperature in both): a shared field, sizes that clearly pair the rest, and rounds that read alike
+            out = _sized_pairing({a: fits(a) for a in small}, stats)
+            out = out if out is not None and _read_alike(out, stats, TEXT_ALIKE) else None
         if out is None or not _keeps_order(out, stats) or any(out.get(a) != b for a, b in strong):
             return None
         return out

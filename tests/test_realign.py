@@ -385,10 +385,15 @@ def test_with_a_field_in_common_bare_counts_of_clearly_different_sizes_pair_by_s
     s = with_texts(s, ("hits", "tactics_rating"), (1.0, 0.3, 0.0), (0.9, 0.4, 0.0))
     assert {(m.source, m.target) for m in plan_merges(s, unlike_names)} == {("hits", "correct"),
                                                                           ("tactics_rating", "pr")}
-    # counts of like sizes (a rating near the count's size): the sizes do not tell which is which
+    # counts of like sizes (a rating near the count's size): the sizes alone do not tell which is which ...
     like = dict(s, tactics_rating=replace(s["tactics_rating"], vmin=10, vmax=40, median=30),
                 pr=replace(s["pr"], vmin=12, vmax=45, median=28))
-    assert plan_merges(like, unlike_names) == []
+    apart = with_texts(like, ("hits", "tactics_rating"), (1.0, 0.0, 0.0), (0.0, 1.0, 0.0))
+    assert plan_merges(apart, unlike_names) == []
+    # ... with the shared field, rounds that read alike and medians that clearly pair (21/22 and 30/28 against
+    # 21/28 and 30/22) they do: a lake survey's "dabblers | gs" in the texts and "mallards | greylag" on a screen
+    assert {(m.source, m.target) for m in plan_merges(like, unlike_names)} == {("hits", "correct"),
+                                                                             ("tactics_rating", "pr")}
 
 
 def test_typical_values_inside_each_others_range_are_one_size():

@@ -795,3 +795,30 @@ def test_a_noun_before_time_asks_the_duration_of_the_records_it_names_not_their_
     # what was baked is still the text column
     best = next(c for c in match_columns("which bake", tables, *enc, dtypes=("DOUBLE", "VARCHAR")) if c.supported)
     assert best.column == "baked"
+
+
+def test_a_category_value_names_the_table_whose_measure_is_meant(engine):
+    # "chain" is a kind of repair: the repairs' own amount (total €), not the groceries' price, with the filter kept
+    t = engine.ask("What was my average price for chain?")
+    s = _step(t)
+    assert _call(s) == ("total_log", "total", "avg"), t.plan.notes
+    want = [r["total"] for r in REPAIRS if r["kind"] == "chain"]
+    assert s.value["n_rows"] == len(want) and s.value["value"] == pytest.approx(statistics.mean(want))
+    assert not any("ignored" in n for n in t.plan.notes)
+    # without a category the price is the groceries'
+    assert _call(_step(engine.ask("What was my average price?")))[:2] == ("rate_log", "price")
+
+
+def test_a_condition_in_a_unit_is_not_counted_on_rows_the_question_does_not_name(engine):
+    # (a guard for the rule that counts "print jobs over 0.18 mm" in the print table that has millimetres,
+    # not the resin prints' one the rounds' words chose: the rows counted must still be the ones named)
+    # "grocery runs" are rows of rate_log, and only it has a weight in kg: counted there
+    t = engine.ask("How many grocery runs had a weight above 2.5 kg?")
+    s = _step(t)
+    assert _call(s) == ("rate_log", "*", "count")
+    assert s.value["n_rows"] == sum(r["weight"] > 2.5 for r in GROCERIES)
+    # loans have no weight: their rows are not counted by the groceries' weight
+    t = engine.ask("How many library loans had a weight above 2.5 kg?")
+    assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" and s.args.get("table") == "rate_log"
+                   and s.args.get("operator") == "count" for s in t.steps) or "loan" in t.answer.text.lower(), \
+        (t.answer.text, t.plan.notes)

@@ -790,6 +790,13 @@ class RulePlanner:
             notes.append(f"{', '.join(sorted(by_rows))} holds the {a.records} (by its rounds); "
                          f"{best.table}.{best.column} is no column of theirs")
             best = None
+        in_cat = next((c for c in numeric if c.supported and c.table in {m.table for m in cats}), None)
+        if best is not None and cats and in_cat is not None and best.table not in {m.table for m in cats}:
+            # "my average print time for TPU": TPU is a value of the print jobs' table; its own duration is
+            # meant, not a like column of another table where the filter would be dropped
+            notes.append(f"{in_cat.table} holds the rows {cats[0].value!r} names: {in_cat.column} before "
+                         f"{best.table}.{best.column}")
+            best = in_cat
         if best is not None and best.overlap == 0 and numeric and not cats and not cond:
             # a column chosen by meaning alone ("soil moisture" for "humidity") in one table, while the
             # question's word is said in the rounds of another ("Humidity check: RH 58 %"): that table's
@@ -870,6 +877,15 @@ class RulePlanner:
                                          f"{t} holds the condition's quantity")
                             counted, own = t, strict
                         break
+                if counted and counted != cond[0][0] and len(own) == len(a.conditions) and noun_words & set(
+                        table_words(cond[0][0])) and any(
+                        unit_dimension(c.unit) for c in a.conditions) and len(self._condition_filters(
+                        bare, [t for t in tables if t.table_name == counted], prior, strict=True)) < len(a.conditions):
+                    # "print jobs with a layer height over 0.18 mm": the resin prints' table, with no column in
+                    # millimetres, does not hold the condition; the print table whose column has the unit does
+                    notes.append(f"{counted} holds no column in the condition's unit: the rows of {cond[0][0]} "
+                                 f"are counted")
+                    counted, own = cond[0][0], cond
                 if counted and len(own) == len(a.conditions) and counted != cond[0][0]:
                     notes.append(f"the {self._counted_phrase(a)} are rows of {counted}: conditions read there")
                     cond = own

@@ -74,6 +74,7 @@ class AnalyticBuilder:
         self.flush()
         t0 = time.perf_counter()
         changed = self.materializer.settle_types(round_order)
+        self.materializer.settle_strays()
         if names_since is not None:
             self.materializer.settle_names(names_since)
         self.seconds["materialize"] += time.perf_counter() - t0

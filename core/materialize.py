@@ -20,7 +20,12 @@ the round are fewer than, and among, the other's is left out: a listening round'
 duration and episodes make a listening row, not also a tutor row by its duration
 (`populated`; a table made or evolved later takes such rows from the others); of two tables taking the
 same attributes of the round, the one with fewer attributes (whose share the round covers more) keeps
-it. A round that reports only a table's date or time columns makes no row there (when a record was made is not a record). Values
+it. A round that reports only a table's date or time columns makes no row there (when a record was made is not a record).
+A round of text alone that reports fewer than half of a table's fields, in a table with at least
+STRAY_MIN_ROWS rows of text that report half or more, is no record of it when, beyond the labels and
+values of what it reports, it speaks only of things none of those rows mention (`record_words`): "Paid
+106 USD for concert tickets" is no tutor session's "paid" (no tutor row says "concert" or "ticket"),
+while "Tutor was ill, paid 20 USD anyway" and "Day 5: grav. 1.020" (nothing beyond its labels) are records. Values
 of the round for the schema's attributes
 fill the row; attributes it did not report are NULL; when one attribute was
 observed several times in a round, the first observation (lowest seq) is used.
@@ -488,6 +493,37 @@ def _is_content(w: str) -> bool:
             and parse_unit(w) is None and parse_unit(w + "s") is None)
 
 
+STRAY_MIN_ROWS = 5  # rows of text reporting half a table's fields or more, before its words judge a partial one
+
+
+def user_text(text: str | None) -> str:
+    """The user's lines of a round's stored text ("user: ..." lines, without the speaker), no
+    assistant's: what the person said about the record."""
+    return " ".join(line.split(":", 1)[1] for line in (text or "").splitlines()
+                    if ":" in line and not re.match(r"\s*(assistant|agent|bot|ai|system)\s*:", line, re.I))
+
+
+def record_words(rounds: Iterable[set[str]], excluded: set[str] = frozenset()) -> frozenset[str]:
+    """Every word (`round_words`) any of `rounds` says, less `excluded` (the words of their values: a
+    name said in a record is no subject of the records)."""
+    return frozenset().union(*rounds) - set(excluded)
+
+
+def speaks_of_other_things(words: set[str], own: set[str], vocabulary: frozenset[str]) -> bool:
+    """True when `words` (a round's), less `own` (the labels and values of what it reports), are not
+    empty and none of them is in `vocabulary` (what a table's records say): "concert", "ticket" beside
+    a "paid" that a tutor log also holds."""
+    rest = set(words) - set(own)
+    return bool(rest) and not rest & vocabulary
+
+
+def partial(round_attrs: Iterable[str], schema_attrs: Iterable[str], when: Iterable[str] = ()) -> bool:
+    """True when a round reports fewer than half of a schema's fields (its date and time fields not
+    counted): one the population rule admits only because most of what it reports is theirs."""
+    a = set(schema_attrs) - set(when)
+    return 2 * len(set(round_attrs) & a) < len(a)
+
+
 @dataclass(frozen=True)
 class RoundWords:
     """Words that describe a table's rounds: `rows` (share of its rounds, x idf), `context` (the
@@ -754,6 +790,7 @@ class Materializer:
         self.metadata_fn = metadata_fn
         self.fallbacks: list[str] = []
         self._tables: dict[int, _Table] = {}
+        self._described: dict[int, tuple[int, frozenset[str]]] = {}  # schema id -> (rows then, `_vocabulary`)
         existing = self._catalog_names()
         for sid, name, desc, cols, disc, upd in self.con.execute(
             "SELECT schema_id, table_name, description, columns, discovered_order, updated_order FROM schemas "
@@ -838,9 +875,14 @@ class Materializer:
                 "WHERE round_id IN (SELECT unnest(?::VARCHAR[])) GROUP BY round_id", [ids]).fetchall()}
         out: dict[str, list[str]] = {}
         schemas = {sid: t.attributes for sid, t in self._tables.items()}
-        keep = {rid: populated(attrs[rid], schemas, self._when()) for rid in ids if attrs.get(rid)}
+        when = self._when()
+        keep = {rid: populated(attrs[rid], schemas, when) for rid in ids if attrs.get(rid)}
         for sid, t in sorted(self._tables.items()):
             targets = [rid for rid in ids if sid in keep.get(rid, ())]
+            partial_ones = [rid for rid in targets if partial(attrs[rid], t.attributes, when)]
+            if partial_ones:
+                strays = self._strays(t, partial_ones)
+                targets = [rid for rid in targets if rid not in strays]
             if targets:
                 chosen = set(targets)
                 self._write_rows(t, targets, obs_rows=None if rows is None else [r for r in rows if r[0] in chosen])
@@ -883,6 +925,80 @@ class Materializer:
                 t.description = self._description(t, n)
                 self._save_schema(t)
         return tuple(changed)
+
+    def settle_strays(self) -> dict[str, tuple[str, ...]]:
+        """At the end of a build: rows of text alone that report fewer than half of their table's fields
+        and speak only of things its other records never mention (`_strays`, judged from all its rows now) go.
+        While a table is young its words are judged from its first rows, or not at all (fewer than
+        STRAY_MIN_ROWS): a one-off "Paid 106 USD for concert tickets" may have become a row of a tutor log
+        then. Returns {table: the rounds whose rows went}."""
+        gone: dict[str, tuple[str, ...]] = {}
+        when = self._when()
+        for sid, t in sorted(self._tables.items()):
+            self._described.pop(sid, None)
+            by_name = {c["name"]: c["attribute"] for c in t.columns}
+            rows = self.con.execute(f"SELECT source, _obs FROM {quote(t.table_name)} WHERE source IS NOT NULL"
+                                    ).fetchall()
+            partial_ones = [rid for rid, prov in rows
+                            if partial({by_name.get(n, n) for n in json.loads(prov or "{}")}, t.attributes, when)]
+            strays = sorted(self._strays(t, partial_ones)) if partial_ones else []
+            if strays:
+                self.con.execute(f"DELETE FROM {quote(t.table_name)} WHERE source IN (SELECT unnest(?))", [strays])
+                t.description = self._description(t, self._count(t.table_name))
+                self._save_schema(t)
+                gone[t.table_name] = tuple(strays)
+        return gone
+
+    def _vocabulary(self, t: _Table) -> frozenset[str]:
+        """`record_words` of t's rows of text alone that report half its fields or more (their values left
+        out), from its latest 400 rows; empty while it has fewer than STRAY_MIN_ROWS of them. Kept until
+        t's rows grow by a quarter."""
+        n = self._count(t.table_name)
+        seen = self._described.get(t.schema_id)
+        if seen is not None and n < max(seen[0] + 1, 1.25 * seen[0]):
+            return seen[1]
+        by_name = {c["name"]: c["attribute"] for c in t.columns}
+        when = self._when()
+        try:
+            rows = self.con.execute(
+                f"SELECT t.source, t._obs, r.text FROM {quote(t.table_name)} t JOIN rounds r ON r.round_id = t.source "
+                "WHERE NOT EXISTS (SELECT 1 FROM images i WHERE i.round_id = t.source) "
+                "ORDER BY t.round_order DESC LIMIT 400").fetchall()
+        except duckdb.Error:  # a store without rounds/images (unit tests of the materializer alone)
+            rows = []
+        full = {rid: text for rid, prov, text in rows
+                if not partial({by_name.get(c, c) for c in json.loads(prov or "{}")}, t.attributes, when)}
+        words: frozenset[str] = frozenset()
+        if len(full) >= STRAY_MIN_ROWS:
+            values = {w for ws in self._said(list(full)).values() for w in ws[0]}
+            words = record_words((round_words(user_text(x)) for x in full.values()), values)
+        self._described[t.schema_id] = (n, words)
+        return words
+
+    def _said(self, round_ids: Sequence[str]) -> dict[str, tuple[set[str], set[str]]]:
+        """{round: (words of its observations' values, words of their labels)} in `round_words` form."""
+        out: dict[str, tuple[set[str], set[str]]] = {}
+        for rid, raw, lab in self.con.execute(
+                "SELECT round_id, raw_value, coalesce(label, '') || ' ' || coalesce(raw_attribute, '') || ' ' || "
+                "attribute FROM observations WHERE round_id IN (SELECT unnest(?))", [list(round_ids)]).fetchall():
+            values, labels = out.setdefault(rid, (set(), set()))
+            values.update(canonical_word(w) for w in re.findall(r"[A-Za-z']+", raw or ""))
+            labels.update(_canonical_token(w) for w in re.findall(r"[A-Za-z']+", lab.replace("_", " ")))
+        return out
+
+    def _strays(self, t: _Table, round_ids: Sequence[str]) -> set[str]:
+        """Of `round_ids` (rounds that report fewer than half of t's fields), those of text alone that,
+        beyond the labels and values of what they report, speak only of things t's records never mention
+        (`speaks_of_other_things`): no record of t's."""
+        vocabulary = self._vocabulary(t)
+        if not vocabulary:
+            return set()
+        rows = self.con.execute(
+            "SELECT r.round_id, r.text FROM rounds r WHERE r.round_id IN (SELECT unnest(?)) "
+            "AND NOT EXISTS (SELECT 1 FROM images i WHERE i.round_id = r.round_id)", [list(round_ids)]).fetchall()
+        said = self._said([rid for rid, _ in rows])
+        return {rid for rid, text in rows if speaks_of_other_things(
+            round_words(user_text(text)), set().union(*said.get(rid, (set(), set()))), vocabulary)}
 
     # ------------------------------------------------------------------ internals
     def settle_names(self, since_order: int) -> dict[str, str]:
@@ -1100,7 +1216,13 @@ class Materializer:
         schemas[key] = tuple(attrs)
         rounds = self._round_attributes(attrs, round_order) if rounds is None else rounds
         when = self._when()
-        return [rid for rid, ra in sorted(rounds.items()) if key in populated(ra, schemas, when)]
+        out = [rid for rid, ra in sorted(rounds.items()) if key in populated(ra, schemas, when)]
+        t = self._tables.get(key) if key is not None else None
+        partial_ones = [rid for rid in out if partial(rounds[rid], attrs, when)] if t is not None else []
+        if partial_ones:
+            strays = self._strays(t, partial_ones)
+            out = [rid for rid in out if rid not in strays]
+        return out
 
     def _drop_dominated(self, t: _Table, rounds: Mapping[str, set[str]]) -> None:
         """Rows of other tables whose rounds t now describes better (t took more of their attributes) go.
@@ -1132,8 +1254,7 @@ class Materializer:
             return None
         words, session, texts = {}, {}, {}
         for rid, sid, text, caps in rows:
-            user = " ".join(line.split(":", 1)[1] for line in (text or "").splitlines()
-                            if ":" in line and not re.match(r"\s*(assistant|agent|bot|ai|system)\s*:", line, re.I))
+            user = user_text(text)
             words[rid] = round_words(user + " " + (caps or ""))
             texts[rid] = user + "\n" + (caps or "")
             session[rid] = sid

@@ -707,3 +707,71 @@ def test_a_field_two_tables_hold_is_named_in_each_by_the_labels_of_its_own_rows(
     cat = load_catalog(con)
     aliases = {t: {c.name: c.aliases for c in cat[t].columns} for t in (oven, dough)}
     assert "dough temp" in aliases[dough]["temp"] and "dough temp" not in aliases[oven]["temp"]
+
+
+def test_a_one_off_that_shares_one_field_with_a_log_of_text_is_no_record_of_it(store):
+    con = store.con
+
+    def said(i, text, obs, caption=None):
+        rid = add_round(con, i, obs, caption)
+        con.execute("UPDATE rounds SET text = ? WHERE round_id = ?", [f"user: {text}\nassistant: Noted.", rid])
+        return rid
+
+    def tutor(i):
+        return said(i, f"Class with my tutor. class time {30 + i} min, paid {15 + i} USD, tutor Ana",
+                    [("class_time", f"{30 + i} min", 30.0 + i, "min"), ("paid", f"{15 + i} USD", 15.0 + i, "USD"),
+                     ("tutor", "Ana", None, None)])
+
+    def paid_only(i, text, caption=None):
+        return said(i, text, [("paid", f"{100 + i} USD", 100.0 + i, "USD", f"S1:R{i}:I1" if caption else None)],
+                    caption)
+
+    for i in range(1, 4):
+        tutor(i)
+    m = Materializer(con)
+    m.apply(1, ("class_time", "paid", "tutor"), 3)
+    # young: three rows of text are too few to say what its records say, so a one-off still gets in ...
+    early = paid_only(4, "Paid 104 USD for concert tickets.")
+    m.add_round(4, early)
+    for i in range(5, 10):
+        m.add_round(i, tutor(i))
+    # ... and, once its records say "tutor", a new one-off does not, a partial record that says it does, and
+    # a screenshot that showed only the price (a reading of an image is not judged by its words) does too
+    one_off = paid_only(10, "Paid 110 USD for the exam registration.")
+    partial_record = paid_only(11, "Tutor was ill, paid 111 USD anyway")
+    bare = said(16, "paid: 116 USD", [("paid", "116 USD", 116.0, "USD")])
+    screen = paid_only(12, "Logging this one.", caption="A screenshot")
+    for i, rid in ((10, one_off), (11, partial_record), (12, screen), (16, bare)):
+        m.add_round(i, rid)
+    table = m.tables()[0].table_name
+    rows = {r for (r,) in con.execute(f"SELECT source FROM {table}").fetchall()}
+    assert one_off not in rows and {partial_record, screen, early, bare} <= rows
+    # at the end of the build the early one-off goes too, judged by all the rows
+    assert m.settle_strays() == {table: (early,)}
+    rows = {r for (r,) in con.execute(f"SELECT source FROM {table}").fetchall()}
+    assert rows == {f"S1:R{i}" for i in (1, 2, 3, 5, 6, 7, 8, 9)} | {partial_record, screen, bare}
+    # a refill (the schema evolves) keeps them out
+    for i in range(13, 16):
+        said(i, f"Class with my tutor. class time {30 + i} min, paid {15 + i} USD, tutor Ana, level B{i % 3}",
+             [("class_time", f"{30 + i} min", 30.0 + i, "min"), ("paid", f"{15 + i} USD", 15.0 + i, "USD"),
+              ("tutor", "Ana", None, None), ("level", f"B{i % 3}", None, None)])
+    m.apply(1, ("class_time", "paid", "tutor", "level"), 16)
+    rows = {r for (r,) in con.execute(f"SELECT source FROM {table}").fetchall()}
+    assert early not in rows and one_off not in rows and partial_record in rows and screen in rows
+    assert con.execute(f"SELECT sum(paid) FROM {table}").fetchone()[0] == pytest.approx(
+        sum(15 + i for i in (1, 2, 3, 5, 6, 7, 8, 9, 13, 14, 15)) + 111 + 112 + 116)
+
+
+def test_a_partial_round_is_judged_by_what_it_speaks_of_beyond_its_own_labels():
+    from core.materialize import partial, record_words, speaks_of_other_things, user_text
+
+    assert user_text("user: Tutor session: 5 min\nassistant: Noted.\nuser: paid 3") == " Tutor session: 5 min  paid 3"
+    vocabulary = record_words([{"tutor", "class", "ana"}, {"tutor", "session", "ana"}], excluded={"ana"})
+    assert vocabulary == {"tutor", "class", "session"}
+    assert speaks_of_other_things({"pay", "concert", "ticket"}, {"pay"}, vocabulary)
+    assert not speaks_of_other_things({"pay", "tutor", "ill"}, {"pay"}, vocabulary)
+    # nothing beyond its own labels ("Day 5: grav. 1.020, ferm temp 16 C"): no evidence against it
+    assert not speaks_of_other_things({"grav", "ferm", "temp"}, {"grav", "ferm", "temp"}, vocabulary)
+    # fewer than half of the fields, dates not counted
+    assert partial({"paid"}, {"paid", "class_time", "tutor"}) and not partial({"paid", "tutor"}, {"paid", "class_time", "tutor"})
+    assert not partial({"paid"}, {"paid", "class_time", "date"}, when={"date"})

@@ -251,3 +251,10 @@ def test_names_over_captions_in_an_image_of_values_over_captions():
 def test_a_capital_letter_alone_on_its_line_captions_the_value_under_it():
     d = _ocr("LiChessly\ngames.\n15\nW.\n2\nblitz rating.\n1419")
     assert d["w"].number == 2 and d["games"].number == 15 and d["blitz_rating"].number == 1419
+
+
+def test_a_box_of_punctuation_alone_is_no_cell_of_a_grid():
+    # OCR read the period of "puzzles." as a box of its own: four boxes over three values
+    d = _ocr("PuzzleRush\npuzzles. | . | pr. | time (mins)\n21 | 1823 | 40\nLatest\n17 Feb 2025")
+    assert (d["puzzles"].number, d["pr"].number) == (21, 1823)
+    assert d["duration"].number == 40 and d["duration"].unit == "min"

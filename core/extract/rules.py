@@ -1706,6 +1706,8 @@ def _cells(text: str, values: list[Value]) -> list[list[_Cell]]:
             seg = seg.strip()
             if not seg or re.fullmatch(r"[()\[\]{}|]+", seg):  # empty, or a bracket OCR read as a box
                 continue
+            if re.fullmatch(r"[.,:;'`\u00b7_]+", seg):  # the period of "puzzles." read as a box of its own
+                continue
             s = offset + a + lead
             vs = tuple(v for v in values if v.start >= s and v.end <= s + len(seg))
             rest = seg

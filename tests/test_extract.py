@@ -778,6 +778,10 @@ def test_number_words_and_copulas_need_a_record_shape(text):
                                                                  "mites_day": (8.6, None)}),
     ("Varroa check — vm: 7 / days on board: 4 d", {"vm": (7.0, None), "days_board": (4.0, None)}),
     ("Time on task: 40 min", {"time_task_duration": (40.0, "min")}),
+    # a particle that opens its clause before a colon, or in capitals before the value, is the label
+    ("Fed the starter. UP: 76%\nTEMP 22.3C", {"up": (76.0, "%"), "temp": (22.3, "°C")}),
+    ("Fed the starter. UP 214%, TEMP: 21.8C", {"up": (214.0, "%"), "temp": (21.8, "°C")}),
+    ("Fluids today. In: 1.2 L, Out: 0.9 L", {"out": (0.9, "L")}),
 ])
 def test_labels_after_values_compound_units_and_participles(text, want):
     d = by_attr(ex(text))
@@ -954,3 +958,10 @@ def test_a_time_after_which_something_happened_is_no_label_outside_a_record_list
     # "after 3 hours" in a sentence is a circumstance; "peak after 4.1 hrs" as a list item names its value
     assert ex("I went home after 3 hours") == [] and ex("Lights off after 8 hrs") == []
     assert "peak_after_duration" not in by_attr(ex("The bread was ready, I took it out after 40 min"))
+
+
+def test_a_particle_inside_a_sentence_links_its_label_and_value():
+    # "up" after a verb or a noun is a change, not a label; only one opening its clause names a value
+    assert not any("up" in a for a in by_attr(ex("The price went up 5% this week")))
+    d = by_attr(ex("Sales were up 12% this week"))
+    assert d["sales"].number == 12 and "up" not in d

@@ -368,6 +368,8 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
     # connectors between label and value: "was", ":", "of", "at", ...
     while i >= 0 and _low(tokens[i][0]) in lex.connectives and skipped < 4:
         lw = _low(tokens[i][0])
+        if _particle_label(tokens, i):
+            break
         if tokens[i][0] in (":", "=") or lw not in lex.weak_connectives:
             strong = True  # "X was", "X: ", "X came out at", "X averaged": a verb links label and value
         if lw in ("averaged", "averaging"):
@@ -376,6 +378,10 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
         skipped += 1
     words: list[tuple[str, int]] = []
     skipped_time = 0
+    if i >= 0 and _particle_label(tokens, i) and _low(tokens[i][0]) in lex.connectives | lex.boundary_words:
+        words.append(tokens[i])  # "UP: 76%", "OUT 3 L": the particle is the whole label
+        i -= 1
+        strong = True
     while i >= 0 and len(words) < 5:
         w = tokens[i][0]
         lw = _low(w)
@@ -479,6 +485,16 @@ def left_label(text: str, value: Value, values: list[Value], *, structured: bool
     a = words[0][1]
     b = words[-1][1] + len(words[-1][0])
     return Label(text[a:b].rstrip("."), strong, verb, average)
+
+
+def _particle_label(tokens: list[tuple[str, int]], i: int) -> bool:
+    """Token i, a word of two letters or more that opens the clause, is a label by its form: before a colon
+    ("UP: 76%", "Out: 3 L") or in capitals right before the value ("UP 214%"). Grammar reads "up" and "out"
+    as links between a label and its value ("came out at 3"); a particle that starts the clause links
+    nothing."""
+    w = tokens[i][0]
+    return i == 0 and re.fullmatch(r"[A-Za-z]{2,}", w) is not None and (
+        (i + 1 < len(tokens) and tokens[i + 1][0] in (":", "=")) or (w.isupper() and i == len(tokens) - 1))
 
 
 def _list_item_label(text: str, prep_at: int, value: Value, values: list[Value]) -> bool:

@@ -33,7 +33,7 @@ def _rows(n, make):
 PLANTS = _rows(14, lambda i: {"weight_g": 120.0 + 17 * i % 90, "moist_pct": 30.0 + (7 * i) % 25,
                               "plant": ("tomato", "basil", "chard")[i % 3]})
 INVOICES = _rows(12, lambda i: {"amount": 40.0 + 13.5 * (i % 7), "qty": float(2 + i % 5),
-                                "parcel_kg": 1.0 + 0.4 * (i % 6)})
+                                "parcel_kg": 1.0 + 0.4 * (i % 6), "h_fee": 2.0 + 0.5 * (i % 3)})
 GAMES = _rows(11, lambda i: {"moves": float(30 + (11 * i) % 45), "duration_min": 18.0 + (23 * i) % 50,
                              "rating": 1500.0 + 9 * i - (i % 3) * 14})
 SHEETS = _rows(9, lambda i: {"hours_worked": 6.0 + (i % 4) * 0.5, "jobs": float(1 + i % 3)})
@@ -45,7 +45,8 @@ TABLES = {
     "invoice_log": ("One row per invoice record: amount (€), qty, parcel (kg).", [
         ("amount", "DOUBLE", "€", "", ("Amount due", "Total €"), "amount_due"),
         ("qty", "DOUBLE", None, "", ("Qty", "Items"), "items"),
-        ("parcel_kg", "DOUBLE", "kg", "", ("Parcel", "Shipping weight"), None)], INVOICES),
+        ("parcel_kg", "DOUBLE", "kg", "", ("Parcel", "Shipping weight"), None),
+        ("h_fee", "DOUBLE", "€", "", ("H-fee",), None)], INVOICES),
     "game_log": ("One row per game record: moves, duration (min), rating.", [
         ("moves", "DOUBLE", None, "", ("Moves",), None),
         ("duration_min", "DOUBLE", "min", "", ("Time", "Game time"), "game_time"),
@@ -401,3 +402,25 @@ def test_a_latest_or_change_asked_in_words_is_read_from_the_rounds_not_refused_f
     t = engine.ask(question)
     assert any(s.tool == "SemanticMatch" and s.status == "ok" for s in t.steps), t.plan
     assert not any("no table holds values" in n for n in t.answer.notes), t.answer.notes
+
+
+def test_a_name_of_a_letter_and_a_word_is_named_by_a_word_of_that_letter_before_the_word(engine):
+    # "H-fee" on every invoice; the question writes the letter out ("handling"), which no round says
+    t = engine.ask("What was my average handling fee?")
+    s = _step(t)
+    assert _call(s) == ("invoice_log", "h_fee", "avg"), t.plan.notes
+    assert s.value["value"] == pytest.approx(statistics.mean(r["h_fee"] for r in INVOICES))
+    # a word of another letter is still some other fee, which the memory never mentions
+    t = engine.ask("What was my average kayak fee?")
+    assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" for s in t.steps), t.plan.notes
+
+
+def test_lettered_names():
+    from core.planning.columns import lettered_name, question_words
+
+    assert lettered_name("b_rating", question_words("my lowest blitz rating"))
+    assert lettered_name("h_fee", question_words("average handling fees"))
+    # the letter must begin the word right before, a word of three letters or more
+    assert not lettered_name("b_rating", question_words("my lowest puzzle rating"))
+    assert not lettered_name("b_rating", question_words("by rating"))
+    assert not lettered_name("rating", question_words("blitz rating"))

@@ -116,6 +116,15 @@ def question_words(text: str) -> list[str]:
     return [stem(w) for w in re.findall(r"[a-z0-9%]+", text.lower())]
 
 
+def lettered_name(name: str, seq: Sequence[str]) -> bool:
+    """A name of a letter and a word ("b_rating", printed "b-rating") that the phrase (`question_words`)
+    writes out: a word of three letters or more starting with that letter right before the word ("blitz
+    rating"), as "AA" is written out by "alpha acid"."""
+    parts = re.findall(r"[a-z0-9]+", name.lower().replace("_", " "))
+    return any(len(x) == 1 and x.isalpha() and len(y) >= 3 and any(
+        len(a) >= 3 and a[0] == x and b == stem(y) for a, b in zip(seq, seq[1:])) for x, y in zip(parts, parts[1:]))
+
+
 def asked_dimensions(seq: Sequence[str]) -> set[str]:
     """Dimensions of the unit words a question uses ('how many hours' -> duration, 'in km' -> distance)."""
     out = set()
@@ -739,6 +748,8 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
             score += 0.2 + (0.15 if ini else 0.0)
         if short_for_asked:
             score += 0.15  # as a whole name of the column in the question would (below)
+        if any(lettered_name(n, seq) for n in [c.name] + list(c.aliases)):
+            score += 0.2  # "b-rating" for "blitz rating": both words of the phrase name it
         if head and (head in own[i] or any(compound_head(head, x) for x in own[i])):
             score += 0.15  # the phrase's last word (its head, or that word's own head) names the quantity
         if dim_hit:
@@ -771,7 +782,8 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
             and float(cos[i]) >= COS_SUPPORT_NAMED
         if loose:
             loose_only.add(len(out))
-        covers.append(bool(content) and (set(content) <= own[i] or any(
+        covers.append(bool(content) and (set(content) <= own[i] or any(lettered_name(n, seq) for n in [c.name] + list(
+            c.aliases)) or any(
             whole_ini is not None and n.lower().replace("_", "") == whole_ini for n in [c.name] + list(c.aliases))))
         out.append(ColumnChoice(t.table_name, c.name, round(score, 4), round(float(cos[i]), 4),
                                 round(float(bm[i]), 4), overlap, supported or loose, cdim))

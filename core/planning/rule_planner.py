@@ -23,7 +23,7 @@ import numpy as np
 from ..config import Config
 from .columns import (
     MEASURE_ADJECTIVES, SCAFFOLD, ColumnChoice, named_dimension, rows_about, rows_tables, abbreviates, implied_dimension, asked_units, description_words, convert, match_categories, match_columns, name_tokens,
-    phrase_words, question_words, record_noun, table_words, unit_dimension, unit_info, unit_tokens, rows_like, like_table,
+    lettered_name, phrase_words, question_words, record_noun, table_words, unit_dimension, unit_info, unit_tokens, rows_like, like_table,
 )
 from .context import PlanningContext
 from .counted import counted_phrase
@@ -516,6 +516,8 @@ class RulePlanner:
             return _in_meta(w, meta) or w in dims or self.builder.mentions(w)
         for a_raw, b_raw in pairs:
             w, nxt = phrase_words(a_raw)[0], phrase_words(b_raw)[0]
+            if any(lettered_name(n, [a_raw, stem(b_raw)]) for c in cols for n in (c.name, *c.aliases)):
+                continue  # "blitz" of "blitz rating" is the "b" of the column "b-rating"
             k = seq.index(w) if w in seq else 0
             # (words whose initials name a column are known: "resting heart rate" for "rhr")
             ini = {"".join(x[0] for x in seq[j:j + n]) for n in (2, 3) for j in range(max(0, k - n + 1), k + 1)

@@ -822,3 +822,15 @@ def test_a_condition_in_a_unit_is_not_counted_on_rows_the_question_does_not_name
     assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" and s.args.get("table") == "rate_log"
                    and s.args.get("operator") == "count" for s in t.steps) or "loan" in t.answer.text.lower(), \
         (t.answer.text, t.plan.notes)
+
+
+def test_rows_without_a_quantity_of_the_kind_asked_hold_no_answer(engine):
+    # the loans hold a fee in € and pages, the water changes litres: no time of theirs to take the minimum of
+    for q in ("Minimum time across my library loans?", "What's the total time over all my library loans?",
+              "Minimum time across my water changes?"):
+        t = engine.ask(q)
+        assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" for s in t.steps), (q, t.answer.text)
+        assert "€" not in t.answer.text and " L" not in t.answer.text, (q, t.answer.text)
+    # a quantity of the rows the question names in the kind asked is still taken
+    s = _step(engine.ask("What was my average weight across my grocery runs?"))
+    assert _call(s) == ("rate_log", "weight", "avg")

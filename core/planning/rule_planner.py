@@ -22,7 +22,7 @@ import numpy as np
 
 from ..config import Config
 from .columns import (
-    MEASURE_ADJECTIVES, SCAFFOLD, ColumnChoice, named_dimension, rows_about, rows_tables, abbreviates, implied_dimension, asked_units, description_words, convert, match_categories, match_columns, name_tokens,
+    MEASURE_ADJECTIVES, RELATED_DIMENSIONS, SCAFFOLD, ColumnChoice, named_dimension, rows_about, rows_tables, abbreviates, implied_dimension, asked_units, description_words, convert, match_categories, match_columns, name_tokens,
     lettered_name, phrase_words, question_words, record_noun, table_words, unit_dimension, unit_info, unit_tokens, rows_like, like_table,
 )
 from .context import PlanningContext
@@ -599,6 +599,12 @@ class RulePlanner:
         (table,) = found
         cands = [c for c in numeric if c.table == table]
         if not cands:
+            return None
+        # what is measured, named by a word of its kind ("minimum time across my library loans": a duration;
+        # "the weight"): rows holding no quantity of that kind hold no answer (not their fee in €)
+        said = named_dimension(a.target_text or "") or (
+            "duration" if re.search(r"\btimes?\b", a.target_text or "") and not a.asks_date else None)
+        if said and not any(c.dimension == said or c.dimension in RELATED_DIMENSIONS.get(said, ()) for c in cands):
             return None
         low = a.question.lower()
         much = bool(re.search(r"\bhow\s+much\b", low))

@@ -65,14 +65,18 @@ ONE_OFF = [(datetime(2026, 3, 5, 18), "I paid the vet bill today, 84.50 dollars 
 MILL = (datetime(2026, 3, 12, 9), "Paid 150 euros for a new grain mill.", "amount", 150.0, "€")
 
 
-def build_general_memory(path: Path, embedder) -> Path:
+def build_general_memory(path: Path, embedder, tables: dict | None = None) -> Path:
+    """The memory of `tables` (TABLES by default; a table's spec may end with how its rounds begin, else
+    "<name> note")."""
+    tables = TABLES if tables is None else tables
     store = Store(path)
     con = store.con
     rounds = []  # (time, text, table, row)
-    for name, (_, cols, rows) in TABLES.items():
+    for name, (_, cols, rows, *intro) in tables.items():
         for r in rows:
             parts = [f"{cols[k][4][0]} {r[c]}" for k, c in enumerate(x[0] for x in cols)]
-            rounds.append((r["time"], f"user: {name.split('_')[0]} note: " + ", ".join(parts), name, r))
+            rounds.append((r["time"], f"user: {intro[0] if intro else name.split('_')[0] + ' note'}: "
+                           + ", ".join(parts), name, r))
     for t, text, v in ONE_OFF:
         rounds.append((t, f"user: {text}", None, {"obs": ("vet_bill", v, "$", "vet bill")}))
     rounds.append((MILL[0], f"user: {MILL[1]}", None, {"obs": (MILL[2], MILL[3], MILL[4], "")}))
@@ -99,7 +103,7 @@ def build_general_memory(path: Path, embedder) -> Path:
                         "source, label, extractor, raw_attribute) VALUES (?, 0, ?, ?, ?, ?, 'number', "
                         "'text', ?, 'rules', ?)", [rid, attr, str(v), v, unit, label, attr])
             continue
-        for k, (c, dtype, unit, _, labels, raw) in enumerate(TABLES[table][1]):
+        for k, (c, dtype, unit, _, labels, raw) in enumerate(tables[table][1]):
             label = labels[order % len(labels)]
             con.execute("INSERT INTO observations (round_id, seq, attribute, raw_value, number, unit, value_kind, "
                         "source, label, extractor, text_value, raw_attribute) VALUES (?, ?, ?, ?, ?, ?, ?, 'text', ?, "
@@ -108,7 +112,7 @@ def build_general_memory(path: Path, embedder) -> Path:
                          "number" if dtype == "DOUBLE" else "text", label,
                          row[c] if dtype == "VARCHAR" else None, raw or c])
             seq += 1
-    for sid, (name, (desc, cols, rows)) in enumerate(TABLES.items(), start=1):
+    for sid, (name, (desc, cols, rows, *_)) in enumerate(tables.items(), start=1):
         defs = ", ".join(f"{c} {d}" for c, d, *_ in cols)
         con.execute(f"CREATE TABLE {name}(source VARCHAR, round_order INTEGER, time TIMESTAMP, captions VARCHAR, {defs})")
         for r in rows:
@@ -121,7 +125,7 @@ def build_general_memory(path: Path, embedder) -> Path:
         for c, _, _, _, _, raw in cols:
             if raw and raw != c:
                 con.execute("INSERT INTO field_aliases VALUES (?, ?, 1, 0.8, '{}', 'auto')", [raw, c])
-    counts = " ".join(f"WHEN '{n}' THEN (SELECT count(*) FROM {n})" for n in TABLES)
+    counts = " ".join(f"WHEN '{n}' THEN (SELECT count(*) FROM {n})" for n in tables)
     con.execute(f"CREATE VIEW memory_tables AS SELECT s.table_name, s.description, CASE s.table_name {counts} END "
                 f"AS n_rows FROM schemas s")
     con.execute("INSERT INTO nodes (node_id, level, parent_id, description, text_emb, n_members) VALUES "
@@ -424,3 +428,38 @@ def test_lettered_names():
     assert not lettered_name("b_rating", question_words("my lowest puzzle rating"))
     assert not lettered_name("b_rating", question_words("by rating"))
     assert not lettered_name("rating", question_words("blitz rating"))
+
+
+BAKES = _rows(8, lambda i: {"bake_duration": 30.0 + (7 * i) % 25, "oven": 200.0 + 10 * (i % 4)})
+DOUGHS = _rows(10, lambda i: {"bulk_duration": 90.0 + (37 * i) % 200, "dough_temp": 22.0 + (i % 5)})
+BAKING = {
+    "bake_log": ("One row per bake record: bake duration (min), oven (°C).", [
+        ("bake_duration", "DOUBLE", "min", "", ("Bake time",), None),
+        ("oven", "DOUBLE", "°C", "", ("Oven",), None)], BAKES, "Baked a loaf today"),
+    "bulk_log": ("One row per bulk record: bulk duration (min), dough temp (°C).", [
+        ("bulk_duration", "DOUBLE", "min", "", ("Bulk",), None),
+        ("dough_temp", "DOUBLE", "°C", "", ("Dough temp",), None)], DOUGHS, "Proofing"),
+}
+
+
+@pytest.fixture(scope="module")
+def baking(tmp_path_factory):
+    from conftest import HashEmbedder
+
+    emb = HashEmbedder()
+    path = build_general_memory(tmp_path_factory.mktemp("baking") / "memory.duckdb", emb, BAKING)
+    con = duckdb.connect(str(path))
+    yield QueryEngine(con, emb, DEFAULT)
+    con.close()
+
+
+def test_a_noun_before_time_asks_the_duration_of_the_records_it_names_not_any_duration(baking):
+    # "proof" names no column; the rounds that say "Proofing" are the bulk log's: its duration, not the bakes'
+    # (whose label "Bake time" shares only "time" with the question)
+    t = baking.ask("When did I log my highest proof time?")
+    s = _step(t)
+    assert _call(s)[:2] == ("bulk_log", "bulk_duration"), t.plan.notes
+    top = max(DOUGHS, key=lambda r: r["bulk_duration"])
+    assert s.value["values"][0] == top["bulk_duration"]
+    # "bake" names the bakes' own duration
+    assert _call(_step(baking.ask("What was my latest bake time?")))[:2] == ("bake_log", "bake_duration")

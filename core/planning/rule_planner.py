@@ -238,6 +238,15 @@ def _average_in_name(question: str, tables: Sequence[TableMeta]) -> str | None:
     return None
 
 
+def _named_by_time_only(target: str | None, column: str) -> bool:
+    """The phrase is a noun before "time" ("proof time") and of the column's name words it says only
+    "time" or "duration" (bake_duration): the column is a duration, not the one the noun names."""
+    low = (target or "").lower()
+    if implied_dimension(low) != "duration" or not re.search(r"[a-z]{3,}\s+time\b", low):
+        return False
+    return not (set(tokens(column.replace("_", " "))) - {"time", "duration"}) & set(tokens(low))
+
+
 class RulePlanner:
     """Deterministic planner; `embed`/`encode_query` give metadata and question embeddings."""
 
@@ -805,7 +814,10 @@ class RulePlanner:
             notes.append(f"{in_cat.table} holds the rows {cats[0].value!r} names: {in_cat.column} before "
                          f"{best.table}.{best.column}")
             best = in_cat
-        if best is not None and best.overlap == 0 and numeric and not cats and not cond:
+        # "proof time": a duration of the records "proof" names; a column that shares only "time" or
+        # "duration" with the phrase (the bakes' bake_duration) is named by meaning alone
+        by_meaning = (lambda c: c.overlap == 0 or _named_by_time_only(a.target_text, c.column))
+        if best is not None and by_meaning(best) and numeric and not cats and not cond:
             # a column chosen by meaning alone ("soil moisture" for "humidity") in one table, while the
             # question's word is said in the rounds of another ("Humidity check: RH 58 %"): that table's
             of_rows = self._column_of_rows(a, numeric, tables, like=best)
@@ -813,7 +825,7 @@ class RulePlanner:
             # temperature, whatever else the rounds that say "flow" hold)
             said_dim = named_dimension(a.target_text or "")
             if of_rows is not None and of_rows.table != best.table and not any(
-                    c.overlap > 0 and c.supported for c in numeric) and not (
+                    not by_meaning(c) and c.supported for c in numeric) and not (
                     said_dim and best.dimension == said_dim and of_rows.dimension != said_dim):
                 notes.append(f"{best.table}.{best.column} only by meaning; the rounds of {of_rows.table} say "
                              f"{' '.join(phrase_words(a.target_text or ''))!r}: {of_rows.column}")

@@ -220,6 +220,7 @@ class AttributeProfile:
     identifier: bool = False  # values that name things (receipt, order numbers), not quantities
     # (unit, order of magnitude of its typical value) for each unit the values came in, when several did
     magnitudes: tuple[tuple[str, int], ...] = ()
+    glued: bool = False  # its bare numbers end in a unit sign OCR read as "1" (`glued_sign`)
 
     def allows(self, dtype: str) -> bool:
         if dtype == "VARCHAR":
@@ -238,6 +239,24 @@ class AttributeProfile:
 
 
 _IDENT_VALUE = re.compile(r"#\d{4,}|\d{6,}")
+_GLUED_ONE = re.compile(r"\d+\.\d*1")
+GLUED_MIN = 4  # bare numbers a field needs before their last "1" is read as a sign
+GLUED_SHARE = 0.9
+
+
+def glued_sign(values: Sequence[tuple[str | None, float | None, str | None]]) -> bool:
+    """True when nearly every (raw, number, unit) value of a field printed without a unit ends in a "1"
+    after its decimal point (at least GLUED_MIN of them, GLUED_SHARE): OCR read a sign glued to the number
+    as a "1" ("4.9 l" -> "4.91", "0.02 l" -> "0.021"; a box's border "|" too). Ten values whose last digit
+    is 1 by chance are one in ten billion."""
+    bare = [raw.strip() for raw, x, u in values if raw and not u and as_number(x, raw) is not None]
+    return len(bare) >= GLUED_MIN and sum(_GLUED_ONE.fullmatch(b) is not None for b in bare) >= GLUED_SHARE * len(bare)
+
+
+def unglued(raw: str | None) -> float | None:
+    """The number of a value whose last "1" is a glued sign ("4.91" -> 4.9); None when it has none."""
+    r = (raw or "").strip()
+    return float(r[:-1]) if _GLUED_ONE.fullmatch(r) else None
 
 
 def profile(attribute: str, values: Sequence[tuple[str | None, float | None, str | None]]) -> AttributeProfile:
@@ -262,7 +281,7 @@ def profile(attribute: str, values: Sequence[tuple[str | None, float | None, str
         dates=sum(as_date(v[0]) is not None for v in vals) / n if n else 0.0,
         timestamps=sum(as_timestamp(v[0]) is not None for v in vals) / n if n else 0.0,
         unit=ranked[0] if ranked else None, other_units=tuple(ranked[1:]), samples=samples,
-        identifier=identifier,
+        identifier=identifier, glued=glued_sign(num),
     )
 
 
@@ -909,6 +928,9 @@ class Materializer:
                     # how big a value is in each unit: a number printed without its unit is read by its size
                     c["magnitudes"] = [list(m) for m in p.magnitudes]
                     moved = True
+                if p is not None and c["dtype"] == "DOUBLE" and bool(p.glued) != bool(c.get("glued")):
+                    c["glued"] = bool(p.glued)  # "4.91" beside "3.7 l": the sign glued to every number, read again
+                    moved = True
                 if p is None or p.n == 0 or p.dtype == c["dtype"] or (
                         c.get("typed_by") == "llm" and p.allows(c["dtype"])):
                     continue  # a type the LLM chose stays while the values allow it
@@ -1121,6 +1143,8 @@ class Materializer:
                    "description": desc, "typed_by": typed_by}
             if dtype == "DOUBLE" and p.magnitudes and unit == p.unit:
                 col["magnitudes"] = [list(m) for m in p.magnitudes]
+            if dtype == "DOUBLE" and p.glued:
+                col["glued"] = True
             cols.append(col)
         return cols
 
@@ -1346,6 +1370,8 @@ class Materializer:
                 continue
             if c["name"] in values[rid]:
                 continue  # first observation of the attribute in the round wins
+            if not unit and c.get("glued") and unglued(raw) is not None:
+                num, unit = unglued(raw), c.get("unit")  # "4.91" in a column of litres is 4.9 l
             if not unit and num is not None and c.get("magnitudes"):
                 unit = unit_by_magnitude(float(num), c)
             v = in_column_unit(cell(c["dtype"], raw, num, tv), unit, c)

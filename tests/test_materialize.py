@@ -775,3 +775,24 @@ def test_a_partial_round_is_judged_by_what_it_speaks_of_beyond_its_own_labels():
     # fewer than half of the fields, dates not counted
     assert partial({"paid"}, {"paid", "class_time", "tutor"}) and not partial({"paid", "tutor"}, {"paid", "class_time", "tutor"})
     assert not partial({"paid"}, {"paid", "class_time", "date"}, when={"date"})
+
+
+def test_a_sign_ocr_glued_to_every_number_as_a_one_is_read_as_the_sign(store):
+    from core.materialize import glued_sign
+
+    con = store.con
+    # a feeding app prints "Volume 4.9 l"; OCR reads "4.91" (once "3.7 1", which the extractor took as litres)
+    raws = ["4.91", "2.41", "4.81", "1.61", "5.31", "3.61"]
+    for i, raw in enumerate(raws, start=1):
+        add_round(con, i, [("volume", raw, float(raw), None, f"S1:R{i}:I1"), ("sugar", "4.1KG", 4.1, "kg")])
+    add_round(con, 7, [("volume", "3.7 1", 3.7, "L", "S1:R7:I1"), ("sugar", "2.2KG", 2.2, "kg")])
+    m = Materializer(con)
+    t = m.apply(1, ("volume", "sugar"), 7).schema
+    col = next(c for c in t.columns if c.name == "volume")
+    assert col.unit == "L"
+    vals = sorted(v for (v,) in con.execute(f"SELECT volume FROM {t.table_name}").fetchall())
+    assert vals == pytest.approx(sorted([4.9, 2.4, 4.8, 1.6, 5.3, 3.6, 3.7]))
+    # numbers whose last digits vary are numbers
+    assert not glued_sign([(r, float(r), None) for r in ("4.91", "3.22", "5.17", "2.41", "6.05")])
+    assert not glued_sign([(r, float(r), None) for r in ("4.91", "2.41", "1.61")])  # too few to tell
+    assert glued_sign([(r, float(r), None) for r in ("0.021", "0.081", "0.101", "0.041", "0.061")])

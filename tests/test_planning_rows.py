@@ -360,6 +360,16 @@ def test_a_noun_of_measure_says_the_dimension_of_the_quantity():
     assert (top.table, top.column) == ("layers_log", "layers")
 
 
+def _encoder_near(word: str, near: list[float], far: list[float]):
+    """A fake encoder for match_columns: texts with `word` get the vector `near`, others `far`; every
+    query is (1, 0), so their first coordinates are the cosines."""
+    import numpy as np
+
+    def embed(texts):
+        return np.asarray([near if word in t else far for t in texts])
+    return embed, lambda q: np.asarray([1.0, 0.0]), DEFAULT.lambda_meta
+
+
 def test_a_two_letter_name_that_begins_the_asked_word_names_it():
     import numpy as np
 
@@ -367,9 +377,7 @@ def test_a_two_letter_name_that_begins_the_asked_word_names_it():
     from core.planning.metadata import ColumnMeta, TableMeta
 
     # a tyre gauge prints "FR" and "rear tyres"; the encoder finds "rear tyres" closer to "front" (not close)
-    def embed(texts):
-        return np.asarray([[0.4, 0.9165] if "rear" in t else [0.2, 0.98] for t in texts])
-    enc = (embed, lambda q: np.asarray([1.0, 0.0]), DEFAULT.lambda_meta)
+    enc = _encoder_near("rear", [0.4, 0.9165], [0.2, 0.98])
     tables = [TableMeta("tyre_log", "One row per tyre record: fr (bar), rear tyres (bar), tread (mm).",
                         (ColumnMeta("fr", "DOUBLE", "bar"), ColumnMeta("rear_tyres", "DOUBLE", "bar"),
                          ColumnMeta("tread", "DOUBLE", "mm")), 9)]
@@ -421,9 +429,7 @@ def test_a_noun_of_measure_leaves_out_columns_of_another_dimension():
     from core.planning.metadata import ColumnMeta, TableMeta
 
     # a water change printed "Changed: 12 l" and "change %: 31": "the share changed" is the percentage
-    def embed(texts):
-        return np.asarray([[0.3, 0.954] if "changed" in t else [0.15, 0.989] for t in texts])
-    enc = (embed, lambda q: np.asarray([1.0, 0.0]), DEFAULT.lambda_meta)
+    enc = _encoder_near("changed", [0.3, 0.954], [0.15, 0.989])
     tables = [TableMeta("change_log", "One row per change record: changed (L), change (%), cond (mL).",
                         (ColumnMeta("changed", "DOUBLE", "L"), ColumnMeta("change", "DOUBLE", "%"),
                          ColumnMeta("cond", "DOUBLE", "mL")), 9)]

@@ -371,8 +371,6 @@ def _encoder_near(word: str, near: list[float], far: list[float]):
 
 
 def test_a_two_letter_name_that_begins_the_asked_word_names_it():
-    import numpy as np
-
     from core.planning.columns import match_columns
     from core.planning.metadata import ColumnMeta, TableMeta
 
@@ -423,8 +421,6 @@ def test_a_name_of_the_initials_or_the_head_of_a_compound_names_the_asked_quanti
 
 
 def test_a_noun_of_measure_leaves_out_columns_of_another_dimension():
-    import numpy as np
-
     from core.planning.columns import match_columns
     from core.planning.metadata import ColumnMeta, TableMeta
 

@@ -247,8 +247,8 @@ GLUED_SHARE = 0.9
 def glued_sign(values: Sequence[tuple[str | None, float | None, str | None]]) -> bool:
     """True when nearly every (raw, number, unit) value of a field printed without a unit ends in a "1"
     after its decimal point (at least GLUED_MIN of them, GLUED_SHARE): OCR read a sign glued to the number
-    as a "1" ("4.9 l" -> "4.91", "0.02 l" -> "0.021"; a box's border "|" too). Ten values whose last digit
-    is 1 by chance are one in ten billion."""
+    as a "1" ("4.9 l" -> "4.91", "0.02 l" -> "0.021"; a box's border "|" too). Four values whose last
+    digit is 1 by chance are one in ten thousand, ten one in ten billion."""
     bare = [raw.strip() for raw, x, u in values if raw and not u and as_number(x, raw) is not None]
     return len(bare) >= GLUED_MIN and sum(_GLUED_ONE.fullmatch(b) is not None for b in bare) >= GLUED_SHARE * len(bare)
 
@@ -758,6 +758,12 @@ def column_name(attribute: str, taken: set[str]) -> str:
 
 
 # ---------------------------------------------------------------------- the materializer
+def _reported(t: "_Table", provenance: str | None) -> set[str]:
+    """The attributes a row of t holds a value of, from its `_obs` provenance JSON (keyed by column)."""
+    by_name = {c["name"]: c["attribute"] for c in t.columns}
+    return {by_name.get(n, n) for n in json.loads(provenance or "{}")}
+
+
 @dataclass(frozen=True)
 class TableChange:
     """What `apply` did: action is "created", "evolved" or "unchanged"."""
@@ -958,11 +964,9 @@ class Materializer:
         when = self._when()
         for sid, t in sorted(self._tables.items()):
             self._described.pop(sid, None)
-            by_name = {c["name"]: c["attribute"] for c in t.columns}
             rows = self.con.execute(f"SELECT source, _obs FROM {quote(t.table_name)} WHERE source IS NOT NULL"
                                     ).fetchall()
-            partial_ones = [rid for rid, prov in rows
-                            if partial({by_name.get(n, n) for n in json.loads(prov or "{}")}, t.attributes, when)]
+            partial_ones = [rid for rid, prov in rows if partial(_reported(t, prov), t.attributes, when)]
             strays = sorted(self._strays(t, partial_ones)) if partial_ones else []
             if strays:
                 self.con.execute(f"DELETE FROM {quote(t.table_name)} WHERE source IN (SELECT unnest(?))", [strays])
@@ -979,7 +983,6 @@ class Materializer:
         seen = self._described.get(t.schema_id)
         if seen is not None and n < max(seen[0] + 1, 1.25 * seen[0]):
             return seen[1]
-        by_name = {c["name"]: c["attribute"] for c in t.columns}
         when = self._when()
         try:
             rows = self.con.execute(
@@ -988,8 +991,7 @@ class Materializer:
                 "ORDER BY t.round_order DESC LIMIT 400").fetchall()
         except duckdb.Error:  # a store without rounds/images (unit tests of the materializer alone)
             rows = []
-        full = {rid: text for rid, prov, text in rows
-                if not partial({by_name.get(c, c) for c in json.loads(prov or "{}")}, t.attributes, when)}
+        full = {rid: text for rid, prov, text in rows if not partial(_reported(t, prov), t.attributes, when)}
         words: frozenset[str] = frozenset()
         if len(full) >= STRAY_MIN_ROWS:
             values = {w for ws in self._said(list(full)).values() for w in ws[0]}

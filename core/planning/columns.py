@@ -748,7 +748,8 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
             score += 0.2 + (0.15 if ini else 0.0)
         if short_for_asked:
             score += 0.15  # as a whole name of the column in the question would (below)
-        if any(lettered_name(n, seq) for n in [c.name] + list(c.aliases)):
+        lettered = any(lettered_name(n, seq) for n in [c.name] + list(c.aliases))
+        if lettered:
             score += 0.2  # "b-rating" for "blitz rating": both words of the phrase name it
         if head and (head in own[i] or any(compound_head(head, x) for x in own[i])):
             score += 0.15  # the phrase's last word (its head, or that word's own head) names the quantity
@@ -782,8 +783,7 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
             and float(cos[i]) >= COS_SUPPORT_NAMED
         if loose:
             loose_only.add(len(out))
-        covers.append(bool(content) and (set(content) <= own[i] or any(lettered_name(n, seq) for n in [c.name] + list(
-            c.aliases)) or any(
+        covers.append(bool(content) and (set(content) <= own[i] or lettered or any(
             whole_ini is not None and n.lower().replace("_", "") == whole_ini for n in [c.name] + list(c.aliases))))
         out.append(ColumnChoice(t.table_name, c.name, round(score, 4), round(float(cos[i]), 4),
                                 round(float(bm[i]), 4), overlap, supported or loose, cdim))

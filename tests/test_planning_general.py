@@ -75,7 +75,8 @@ def build_general_memory(path: Path, embedder, tables: dict | None = None) -> Pa
     for name, (_, cols, rows, *intro) in tables.items():
         for r in rows:
             parts = [f"{cols[k][4][0]} {r[c]}" for k, c in enumerate(x[0] for x in cols)]
-            rounds.append((r["time"], f"user: {intro[0] if intro else name.split('_')[0] + ' note'}: "
+            said = intro[0](r) if intro and callable(intro[0]) else intro[0] if intro else name.split('_')[0] + ' note'
+            rounds.append((r["time"], f"user: {said}: "
                            + ", ".join(parts), name, r))
     for t, text, v in ONE_OFF:
         rounds.append((t, f"user: {text}", None, {"obs": ("vet_bill", v, "$", "vet bill")}))
@@ -463,3 +464,57 @@ def test_a_noun_before_time_asks_the_duration_of_the_records_it_names_not_any_du
     assert s.value["values"][0] == top["bulk_duration"]
     # "bake" names the bakes' own duration
     assert _call(_step(baking.ask("What was my latest bake time?")))[:2] == ("bake_log", "bake_duration")
+
+
+WRITINGS = _rows(12, lambda i: {"fixes": float(5 + (7 * i) % 20), "duration": 20.0 + (11 * i) % 40})
+REVIEWS = _rows(9, lambda i: {"accuracy": 70.0 + (3 * i) % 25, "cards": 100.0 + (13 * i) % 90,
+                              "duration": 15.0 + (5 * i) % 30})
+LESSONS = _rows(10, lambda i: {"points": 40.0 + (17 * i) % 300, "lessons_done": float(1 + i % 6)})
+STUDY = {
+    # named after a field, its rows said "Writing practice" but for one screenshot of "my writing exercise"
+    "fixe_log": ("One row per fixe record: fixes, duration (min).", [
+        ("fixes", "DOUBLE", None, "", ("Fixes",), None),
+        ("duration", "DOUBLE", "min", "", ("Time (mins)",), None)], WRITINGS,
+        lambda r: "Screenshot of my writing exercise" if r is WRITINGS[3] else "Writing practice"),
+    "review_log": ("One row per review record: accuracy (%), cards, duration (min).", [
+        ("accuracy", "DOUBLE", "%", "", ("Accuracy (%)",), None),
+        ("cards", "DOUBLE", None, "", ("Cards",), None),
+        ("duration", "DOUBLE", "min", "", ("Duration (mins)",), None)], REVIEWS, "Vocabulary session"),
+    "point_log": ("One row per point record: points, lessons done.", [
+        ("points", "DOUBLE", None, "", ("Points",), None),
+        ("lessons_done", "DOUBLE", None, "", ("Lessons",), None)], LESSONS, "Lessons today"),
+}
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    from conftest import HashEmbedder
+
+    emb = HashEmbedder()
+    path = build_general_memory(tmp_path_factory.mktemp("study") / "memory.duckdb", emb, STUDY)
+    con = duckdb.connect(str(path))
+    yield QueryEngine(con, emb, DEFAULT)
+    con.close()
+
+
+def test_time_asked_of_named_records_is_their_duration_whatever_its_label(study):
+    # "Time (mins)": the unit in brackets is no word of the name; the rows are the writing practice's,
+    # though one round only says "writing exercise"
+    s = _step(study.ask("Averaged over every writing exercise, what was the time?"))
+    assert _call(s) == ("fixe_log", "duration", "avg")
+    assert s.value["value"] == pytest.approx(statistics.mean(r["duration"] for r in WRITINGS))
+    # "what time did my sessions show": the time they took, printed "Duration" there
+    s = _step(study.ask("On average, what time did my vocabulary sessions show?"))
+    assert _call(s) == ("review_log", "duration", "avg")
+    assert s.value["value"] == pytest.approx(statistics.mean(r["duration"] for r in REVIEWS))
+
+
+def test_a_quantity_called_by_the_rows_own_noun_is_that_column(study):
+    from core.planning.intent import analyze
+
+    # "lessons" is both what is asked (the "Lessons" column) and the rows: the first one is the quantity
+    a = analyze("Mean lessons across all my lessons?", datetime(2026, 1, 1))
+    assert a.records == "lessons" and "lessons" in a.target_text.split()
+    s = _step(study.ask("Mean lessons across all my lessons?"))
+    assert _call(s) == ("point_log", "lessons_done", "avg")
+    assert s.value["value"] == pytest.approx(statistics.mean(r["lessons_done"] for r in LESSONS))

@@ -256,6 +256,9 @@ def test_rows_named_by_a_phrase_no_round_says_whole():
     assert rows_tables(rows_about("water changes", tables, row_words)) == set()
     # the head said nowhere: the words before it name the rows
     assert rows_tables(rows_about("writing exercises", tables, row_words)) == {"study_log"}
+    # a round or two that say the whole phrase do not outweigh the rest that say only its first word
+    rounds["study_log"] = [frozenset({"writing", "exercise"})] + [frozenset({"writing", "practice"})] * 13
+    assert rows_tables(rows_about("writing exercises", tables, row_words)) == {"study_log"}
     # the verb's forms name the noun's records: "changed" in every change
     assert rows_tables(rows_about("changes", tables, row_words)) == {"change_log"}
 

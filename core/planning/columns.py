@@ -475,8 +475,8 @@ def rows_about(phrase: str, tables: Sequence[TableMeta],
     if not want:
         return {}
     out = _row_shares(want, tables, row_words)
-    if len(want) >= 2 and not any(out.values()):
-        # no table's rounds use the whole phrase ("writing exercises" where the rounds say "writing practice",
+    if len(want) >= 2 and not rows_tables(out):
+        # no table's rounds use the whole phrase enough ("writing exercises" where the rounds say "writing practice",
         # "wrote a short text"): the words before its head say which records are meant, unless the head alone
         # names the rows of another table ("water changes": the changes' rounds say "litres changed", a water
         # test's "water"), which leaves the phrase to the rounds' meaning
@@ -485,7 +485,8 @@ def rows_about(phrase: str, tables: Sequence[TableMeta],
         by_head = rows_tables(_row_shares(want[-1:], tables, row_words))
         if by_head and rows_tables(before) and not by_head & rows_tables(before):
             return {}
-        out = before
+        # (a round or two that say the whole phrase do not outweigh the rest: "Screenshot of my writing exercise")
+        out = {t: max(v, out.get(t, 0.0)) for t, v in before.items()}
     return out
 
 
@@ -678,7 +679,9 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
     pvals = np.array([prior.get(t.table_name, 0.0) for t, _ in cands])
     pnorm = minmax(pvals) if len(set(pvals.tolist())) > 1 else np.zeros(len(cands))
     named_tables = (tables_named(records, tables) if records else set()) | set(named)
-    implied_text = implied is None and bool(_NOUN_TIME.search(text.lower()))
+    # (or "time" itself is what is asked, the phrase's last word: "what time did my sessions show", "what was
+    # the time": the time they took, a duration, as "bake time" is)
+    implied_text = implied is None and (bool(_NOUN_TIME.search(text.lower())) or seq[-1:] == ["time"])
     if implied_text:
         implied = "duration"
     if implied is None:
@@ -728,7 +731,9 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
             score -= 0.2 * min(uncovered, 2)
         whole_generic = False  # the phrase is a generic word that is this column's whole name ("my total")
         for nm in [c.name] + list(c.aliases):
-            parts = [stem(w) for w in re.findall(r"[a-z0-9]+", nm.lower().replace("_", " "))]
+            # (a unit in brackets is no word of the name: "Time (mins)" is named "time")
+            bare = re.sub(r"\s*\([^()]*\)\s*$", "", nm) or nm
+            parts = [stem(w) for w in re.findall(r"[a-z0-9]+", bare.lower().replace("_", " "))]
             parts = [GENERIC_SAME.get(p, p) for p in parts] if len(parts) == 1 else parts
             if parts and _contains(seq, parts) and (len(parts) >= 2 or parts[0] not in GENERIC_NAME_WORDS):
                 score += min(0.3, 0.1 * max(len(parts), 1.5))  # a whole name of the column is in the question

@@ -391,9 +391,11 @@ _QUALIFIERS = frozenset("first last latest earliest recent next previous newest 
 _NOT_RECORDS = frozenset("history memory logs records data entries time day days week month year total life".split())
 
 
-def _records_phrase(low: str) -> tuple[str, str, str | None] | None:
-    """(records noun phrase, the words to drop from the target) for phrases that name the rows a question
-    is about; plain English prepositions and determiners, no domain words."""
+def _records_phrase(low: str) -> tuple[str, tuple[int, int], str | None] | None:
+    """(records noun phrase, the span of `low` to drop from the target, the operator it says) for phrases
+    that name the rows a question is about; plain English prepositions and determiners, no domain words.
+    Only that span goes: the same noun said before it is what is asked ("mean lessons across all my
+    lessons")."""
     for pat in _RECORDS:
         m = re.search(pat, low.rstrip("?.! "))
         if not m:
@@ -409,7 +411,8 @@ def _records_phrase(low: str) -> tuple[str, str, str | None] | None:
         if m[0].startswith(("add", "sum")):
             # "adding up every market day": the phrase goes, the operator it said stays
             q = "in total"
-        return " ".join(ws), (m[0] if q is not None or "show" in m[0] or m[0].startswith(("did", "add", "sum")) else r), q
+        whole = q is not None or "show" in m[0] or m[0].startswith(("did", "add", "sum"))
+        return " ".join(ws), (m.span() if whole else m.span("r")), q
     return None
 
 
@@ -468,7 +471,8 @@ def analyze(question: str, now: date | datetime, first: date | datetime | None =
         hm = re.search(r"\bhow\s+(many|much)\s+(\w+)?", low)
     records = _records_phrase(low)
     if records:
-        low = " ".join(low.replace(records[1], f" {records[2] or ''} ").split())
+        (a, b) = records[1]
+        low = " ".join((low[:a] + f" {records[2] or ''} " + low[b:]).split())
         common["records"] = records[0]
     vs = _VERSUS.search(rest)
     if vs:

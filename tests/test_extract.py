@@ -844,6 +844,8 @@ def test_m_after_a_time_label_is_minutes():
     # a bare count and the participle after it, in a line of readings
     ("Day 24 — eight solved, 1946 PR", {"solved": 8.0, "pr": 1946.0}),
     ("Stall day: 12 sold, 4 left", {"sold": 12.0, "left": 4.0}),
+    # a noun and the participle closing it, after a number word
+    ("Day 3 — 34 points, three lessons done, 81 days streak", {"points": 34.0, "lessons_done": 3.0}),
     # "label value" items of a sentence whose colon comes after them ("Rating: 1576")
     ("Played a game. the opponent was Keiko, result win, move count 82, Rating: 1576",
      {"opponent": "Keiko", "move_count": 82.0, "rating": 1576.0}),

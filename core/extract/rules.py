@@ -625,7 +625,9 @@ def right_label(text: str, value: Value) -> str:
         return "total"  # "94.80 USD total, tax $1.30": a receipt's total, as the receipt prints it
     if _TRAILER.fullmatch(" " + rest) or _is_verb(words[0], lex) or words[0] in lex.time_words:
         return ""  # "115 minutes total", "121/79 mmHg noted": no label after the value
-    if any(w in lex.pronouns or w in lex.auxiliaries for w in words):
+    # (a participle closing a noun is part of the label: "three lessons done", as "pages read" is)
+    if any(w in lex.pronouns or w in lex.auxiliaries and not (0 < k == len(words) - 1 and lex.is_past(w))
+           for k, w in enumerate(words)):
         return ""
     return rest
 

@@ -220,7 +220,8 @@ def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, Fi
     %, beside "cond" on the screen and in the text): a unit of one dimension and a range of one size are
     evidence a bare count is not. One such pair alone needs two fields in common (`anchors`, texts
     included: "sugar used" and the colony's name beside "volume" in mL and "syrup" in L): one shared
-    peak power does not make a solar panel's yield the house's use, both in kWh."""
+    peak power does not make a solar panel's yield the house's use, both in kWh. With two fields in
+    common, one bare count of each may pair by fit too, when their rounds read alike (TEXT_SAME)."""
     def fits(a):
         return [b for b in large if _fit(stats[a], stats[b]) and not contrasting(_base(a), _base(b))]
     options = {a: [b for b in fits(a) if _not_unlike(a, b, similar)] for a in small}
@@ -230,6 +231,11 @@ def pairing(small: frozenset[str], large: frozenset[str], stats: Mapping[str, Fi
     elif lenient and anchored and empty and all(stats[a].unit for a in empty) and (len(small) >= 2 or anchors >= 2):
         for a in empty:
             options[a] = fits(a)
+    elif lenient and anchored and anchors >= 2 and len(small) == 1 and empty:
+        # one bare count left on each side beside two fields in common ("kinds" in the text, "SPECIES SEEN" on
+        # a screen, both beside the birds and the minutes): the one place it fits, when their rounds read as
+        # one kind of record
+        options[empty[0]] = [b for b in fits(empty[0]) if _read_alike({empty[0]: b}, stats, TEXT_SAME)]
     elif lenient and anchored and empty and len(small) >= 2 and _forced_by_size(empty, fits, stats):
         # bare counts of clearly different sizes, each fitting one field of the other kind by its typical
         # value alone ("hits" 20 and "tactics rating" 1700 on the screen, "correct" 22 and "PR" 1780 in the

@@ -846,3 +846,25 @@ def test_names_that_settle_nothing_beside_a_shared_field_leave_the_pairing_to_cl
     like = dict(s, xp=replace(s["xp"], vmin=2, vmax=9, median=5.0), points=replace(s["points"], vmin=2, vmax=8,
                                                                                       median=5.5))
     assert plan_merges(like, sim) == []
+
+
+def test_one_bare_count_of_each_beside_two_fields_in_common_pairs_when_the_rounds_read_alike():
+    # a garden count told in text ("kinds") and shown on an app's screen ("SPECIES SEEN"), both beside the
+    # birds counted and the minutes watched: the one place the count fits
+    s = {
+        "birds": stats("birds", None, 11, 80, 12, {"duration": 12, "kinds": 8, "species_seen": 4}),
+        "duration": stats("duration", "min", 12, 54, 13, {"birds": 12, "kinds": 8, "species_seen": 4}),
+        "kinds": stats("kinds", None, 10, 18, 8, {"birds": 8, "duration": 8}),
+        "species_seen": stats("species_seen", None, 5, 18, 4, {"birds": 4, "duration": 4}),
+    }
+    far = lambda a, b: 1.0 if a == b else 0.2  # noqa: E731
+    v = np.ones(4) / 2.0
+    alike = with_texts(s, {"kinds"}, v, v)
+    assert [(m.source, m.target) for m in plan_merges(alike, far)] == [("species_seen", "kinds")]
+    # rounds that read as two kinds of record: no join by fit alone
+    w = np.array([1.0, 0, 0, 0])
+    assert plan_merges(with_texts(s, {"kinds"}, v, w), far) == []
+    # one field in common is not enough
+    one = {k: replace(f, companions={c: n for c, n in f.companions.items() if c != "duration"})
+           for k, f in alike.items() if k != "duration"}
+    assert plan_merges(one, far) == []

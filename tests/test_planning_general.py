@@ -518,3 +518,43 @@ def test_a_quantity_called_by_the_rows_own_noun_is_that_column(study):
     s = _step(study.ask("Mean lessons across all my lessons?"))
     assert _call(s) == ("point_log", "lessons_done", "avg")
     assert s.value["value"] == pytest.approx(statistics.mean(r["lessons_done"] for r in LESSONS))
+
+
+PRINTS = _rows(9, lambda i: {"cure_duration": 2.0 + (i % 4), "layers": float(200 + 37 * i), "volume": 10.0 + (23 * i) % 90})
+HARVESTS = _rows(8, lambda i: {"frames": float(4 + i % 7), "yield_kg": 3.0 + (7 * i) % 15, "water": 16.0 + (i % 4)})
+STUFF = {
+    "cure_duration_log": ("One row per cure duration record: cure duration (min), layers, volume (ml).", [
+        ("cure_duration", "DOUBLE", "min", "", ("Cure",), None),
+        ("layers", "DOUBLE", None, "", ("Layers",), None),
+        ("volume", "DOUBLE", "ml", "", ("Volume",), None)], PRINTS, "Resin print done"),
+    "frames_log": ("One row per frames record: frames, yield (kg), water (%).", [
+        ("frames", "DOUBLE", None, "", ("Frames",), None),
+        ("yield_kg", "DOUBLE", "kg", "", ("Yield",), None),
+        ("water", "DOUBLE", "%", "", ("Water content",), None)], HARVESTS, "Honey harvest"),
+}
+
+
+@pytest.fixture(scope="module")
+def stuff(tmp_path_factory):
+    from conftest import HashEmbedder
+
+    emb = HashEmbedder()
+    path = build_general_memory(tmp_path_factory.mktemp("stuff") / "memory.duckdb", emb, STUFF)
+    con = duckdb.connect(str(path))
+    yield QueryEngine(con, emb, DEFAULT)
+    con.close()
+
+
+@pytest.mark.parametrize("question,table,column,want", [
+    # "resin" names what the resin prints are of: its amount (a volume), not their cure time or layers
+    ("Mean resin across all my resin prints?", "cure_duration_log", "volume",
+     statistics.mean(r["volume"] for r in PRINTS)),
+    # no records named: the rounds that say "honey" are the harvests'; "largest" is the operator
+    ("What's the largest honey I ever logged?", "frames_log", "yield_kg", max(r["yield_kg"] for r in HARVESTS)),
+])
+def test_a_word_naming_what_the_records_are_of_asks_its_amount(stuff, question, table, column, want):
+    t = stuff.ask(question)
+    s = _step(t)
+    assert _call(s)[:2] == (table, column), t.plan.notes
+    got = s.value.get("value") if "value" in s.value else s.value["values"][0]
+    assert got == pytest.approx(want)

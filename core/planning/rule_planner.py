@@ -594,8 +594,11 @@ class RulePlanner:
         when none of these tells its columns apart."""
         # what is measured must be named by the rounds, not only the records ("mean hydration across my
         # proof checks" names the proof checks, and nothing of the table says "hydration")
-        words = phrase_words(a.target_text or "")
-        found = self._tables_of_rows(a.target_text, tables) if words else self._tables_of_records(a.records, tables)
+        # (a word of size alone, "largest" read as "big", is the operator, not what the rounds name)
+        words = [w for w in phrase_words(a.target_text or "") if not (w in MEASURE_ADJECTIVES and MEASURE_ADJECTIVES[w] is None)]
+        sized = len(words) < len(phrase_words(a.target_text or ""))
+        found = self._tables_of_rows(" ".join(words) if sized else a.target_text, tables) if words \
+            else self._tables_of_records(a.records, tables)
         if not found and words:
             # the target phrase carries verbs the rounds need not use ("how much did my grocery runs come
             # to"): its words one by one, when more than half of them are named, all by one table's rounds
@@ -621,6 +624,13 @@ class RulePlanner:
         total = bool(re.search(r"\btotal\b", a.target_text or "")) and a.op != "sum"
         implied = implied_dimension(low)  # "bake time": a duration
         tw = set(table_words(table))
+        # one word that names what the records are of, not the records ("resin" of my resin prints, "honey" of
+        # my honey harvests, said by the rounds where no records are named), is that stuff's amount: a mass or
+        # a volume, not the cure time or the frames beside it
+        own = [w for w in words if w not in MEASURE_ADJECTIVES]
+        rec = phrase_words(a.records or "")
+        stuff = len(own) == 1 and not said and not much and not total and own[0] not in tw and (
+            own[0] in rec[:-1] if rec else True)
         # a record's total is at least any of its parts: of its sums of money, "the order total" is the largest
         # typical one (the amount, not the postage or the tax beside it)
         medians = {c.name: c.median for t in tables if t.table_name == table for c in t.columns}
@@ -633,7 +643,7 @@ class RulePlanner:
         def rank(k_c):
             k, c = k_c
             amount = c.dimension in ("mass", "volume", "currency") if much else c.dimension == "currency" if total \
-                else False
+                else stuff and c.dimension in ("mass", "volume")
             # the field the table is named after, or would be by its fields alone: its main quantity
             named = bool(set(tokens(c.column)) & tw) or c.column in mains
             # (`like`: a column elsewhere close in meaning says what kind of quantity is meant: "humidity"

@@ -967,3 +967,18 @@ def test_a_particle_inside_a_sentence_links_its_label_and_value():
     assert not any("up" in a for a in by_attr(ex("The price went up 5% this week")))
     d = by_attr(ex("Sales were up 12% this week"))
     assert d["sales"].number == 12 and "up" not in d
+
+
+@pytest.mark.parametrize("text, label, number", [
+    ("Tank lights: Period: 7.9 hrs; int 97 pct; CO2 rate: 3.4bps", "co2_rate", 3.4),
+    ("Day 12 — 8.3 hrs period, 42 pct int, 1.9bps CO2 rate", "co2_rate", 1.9),
+])
+def test_a_number_glued_to_a_unit_the_lexicon_lacks_is_read_with_its_label(text, label, number):
+    d = by_attr(ex(text))
+    assert label in d and d[label].number == number, ex(text)
+
+
+@pytest.mark.parametrize("text", ["the 3rd time, 2nd place", "watched it in 4K on my 1080p screen",
+                                  "covid19 and mp3 files"])
+def test_ordinals_and_codes_glued_to_letters_give_nothing(text):
+    assert ex(text) == []

@@ -126,6 +126,9 @@ def _patterns(lex: Lexicon) -> list[tuple[str, re.Pattern]]:
         # "31d", "2d": a number and one lower-case letter the lexicon has no unit for (the letter of a unit
         # it lacks); a value that needs a label like any bare number ("day streak | 31d")
         ("number_letter", re.compile(r"(?<![\w.,/:#-])(\d{1,4})([b-eijnoqr-wyz])(?![\w'-])")),
+        # "3.4bps", "12pcs": a number and the letters of a unit the lexicon lacks, glued; the number is read (a
+        # value that needs a label like any bare number), the letters are no label
+        ("number_glued", re.compile(rf"(?<![\w.,/:#{cur}-])({_NUM})([A-Za-z]{{2,5}})(?![\w'/-])")),
         ("word_number", re.compile(r"(?<![\w'-])(" + "|".join(sorted(lex.number_words, key=len, reverse=True))
                                    + r")(?![\w'-])", re.I)),
     ]
@@ -259,6 +262,10 @@ def _make_value(kind: str, m: re.Match, a: int, b: int, raw: str, text: str) -> 
         if parse_unit(m.group(2)) is not None or re.match(r"(?:st|nd|rd|th)\b", text[a + len(m.group(1)):], re.I):
             return None
         return Value(a, b, raw, "number", float(m.group(1)), None, bare_int=True)
+    if kind == "number_glued":
+        if re.fullmatch(r"(?:st|nd|rd|th|am|pm)", m.group(2), re.I) or parse_unit(m.group(2)) is not None:
+            return None  # an ordinal, a clock time, or a unit the number pattern reads
+        return Value(a, b, raw, "number", _to_float(m.group(1)), None)
     if kind == "word_number":
         n = active_lexicon().number_words.get(raw.lower())
         # "Games: seven", "my puzzles was six": a number word, only ever taken with a strong label

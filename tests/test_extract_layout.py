@@ -92,6 +92,9 @@ def test_a_text_and_a_number_merged_into_one_box_under_a_label_row():
     d = _ocr("Cellar App\nTank | Depth | Weight (KG) | Score\nTank B 12 | 40.5 | 3\nRef 26631168")
     assert d["tank"].raw_value == "Tank B" and d["depth"].number == 12
     assert d["weight"].number == 40.5 and d["score"].number == 3
+    # the number keeps the letter of a unit the lexicon lacks ("5 d"): still a box of its own
+    d = _ocr("FeedTrack\nfill. | seed type. | days since last.\n669 grams | fat balls 5 d\nInvoice No. 2025-5479")
+    assert d["fill"].number == 669 and d["seed_type"].raw_value == "fat balls" and d["days_since"].number == 5
 
 
 def test_two_values_merged_under_labels_merged_the_same_way():

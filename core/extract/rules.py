@@ -1922,8 +1922,12 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
                     and not _identifier_label(text[c.start:vs[0].start]):
                 head = text[c.start:vs[0].start]
                 tail = text[vs[0].end:c.start + len(c.text)]
-                if re.fullmatch(r"[A-Za-z][A-Za-z .'&-]*\s+", head) and not tail.strip() and len(head.split()) <= 4:
-                    pieces = (_Cell(head.strip(), c.start, (), False, False), _Cell(vs[0].raw, vs[0].start, (vs[0],), False, True))
+                # (the value may keep a letter or two of a unit the lexicon lacks: "fat balls 5 d")
+                short = re.fullmatch(r"\s+[a-z]{1,2}\.?\s*", tail) is not None and vs[0].unit is None
+                if re.fullmatch(r"[A-Za-z][A-Za-z .'&-]*\s+", head) and (not tail.strip() or short) \
+                        and len(head.split()) <= 4:
+                    kept = text[vs[0].start:c.start + len(c.text)].rstrip() if short else vs[0].raw
+                    pieces = (_Cell(head.strip(), c.start, (), False, False), _Cell(kept, vs[0].start, (vs[0],), False, True))
                     leading_split.update(id(x) for x in pieces)
                     out_row.extend(pieces)
                     extra -= 1

@@ -558,3 +558,35 @@ def test_a_word_naming_what_the_records_are_of_asks_its_amount(stuff, question, 
     assert _call(s)[:2] == (table, column), t.plan.notes
     got = s.value.get("value") if "value" in s.value else s.value["values"][0]
     assert got == pytest.approx(want)
+
+
+PLAYED_GAMES = _rows(7, lambda i: {"length": float(30 + 9 * i), "rtg": float(1450 + 13 * i)})
+BLITZ = _rows(11, lambda i: {"games": float(5 + i % 9), "b_rating": float(1300 + 17 * i)})
+CHESS = {
+    "game_log": ("One row per game record: length, rtg.", [
+        ("length", "DOUBLE", None, "", ("Length",), None),
+        ("rtg", "DOUBLE", None, "", ("Rtg",), None)], PLAYED_GAMES, "Played a game"),
+    "rating_log": ("One row per rating record: games, b rating.", [
+        ("games", "DOUBLE", None, "", ("games played",), None),
+        ("b_rating", "DOUBLE", None, "", ("b-rating",), None)], BLITZ, "Blitz session"),
+}
+
+
+@pytest.fixture(scope="module")
+def chess(tmp_path_factory):
+    from conftest import HashEmbedder
+
+    emb = HashEmbedder()
+    path = build_general_memory(tmp_path_factory.mktemp("chess") / "memory.duckdb", emb, CHESS)
+    con = duckdb.connect(str(path))
+    yield QueryEngine(con, emb, DEFAULT)
+    con.close()
+
+
+def test_how_many_of_a_tables_own_noun_counts_its_rows_not_a_column_of_another_table(chess):
+    # "games" names game_log and a column of the blitz sessions ("games played"): the games are counted
+    s = _step(chess.ask("How many games did I log?"))
+    assert _call(s) == ("game_log", "*", "count") and s.value["value"] == len(PLAYED_GAMES)
+    # the column's whole name is its sum
+    s = _step(chess.ask("How many games played did I log in total?"))
+    assert _call(s) == ("rating_log", "games", "sum") and s.value["value"] == sum(r["games"] for r in BLITZ)

@@ -704,6 +704,17 @@ class RulePlanner:
                         for t in tables) or bool(self._tables_of_rows(self._counted_phrase(a), tables))
         if not rows_noun:
             return True
+        # a table named after the noun holds none of those columns: its rows are what is counted ("how many
+        # games did I log" beside game_log's games and a blitz session's "games played")
+        by_name = {t.table_name for t in tables if n in table_words(t.table_name)}
+        holders = {t.table_name for t in tables for c in t.attribute_columns() if c in named}
+        # (unless the question writes a column's whole name of several words: "how many games played")
+        said = question_words(a.question)
+        whole = any(len(ws) >= 2 and any(said[k:k + len(ws)] == ws for k in range(len(said)))
+                    for c in named for ws in ([stem(w) for w in re.findall(r"[a-z0-9]+", x.lower())]
+                                              for x in (c.name.replace("_", " "),) + tuple(c.aliases)))
+        if by_name and not by_name & holders and not whole:
+            return False
         # the noun names both a table and a column: the column when that is all its name says
         return any(set(tokens(c.name)) - {"total", "count", "number", "num"} == {n} for c in named)
 

@@ -844,6 +844,9 @@ def test_m_after_a_time_label_is_minutes():
     # a bare count and the participle after it, in a line of readings
     ("Day 24 — eight solved, 1946 PR", {"solved": 8.0, "pr": 1946.0}),
     ("Stall day: 12 sold, 4 left", {"sold": 12.0, "left": 4.0}),
+    # the participle closes its clause at "and": "702 minutes elapsed and the type was PLA"
+    ("Another print done. Filament used at 0.05 KG, 702 minutes elapsed and the type was PLA.",
+     {"filament_used": 0.05, "elaps_duration": 702.0, "type": "PLA"}),
     # a noun and the participle closing it, after a number word
     ("Day 3 — 34 points, three lessons done, 81 days streak", {"points": 34.0, "lessons_done": 3.0}),
     # "label value" items of a sentence whose colon comes after them ("Rating: 1576")

@@ -259,6 +259,11 @@ def test_rows_named_by_a_phrase_no_round_says_whole():
     # a round or two that say the whole phrase do not outweigh the rest that say only its first word
     rounds["study_log"] = [frozenset({"writing", "exercise"})] + [frozenset({"writing", "practice"})] * 13
     assert rows_tables(rows_about("writing exercises", tables, row_words)) == {"study_log"}
+    # the head said by a few rounds of one table, the words before it by most of another's: those are the rows
+    # ("print jobs": "print" in most of the prints' rounds, "job" in a few of the resin jobs')
+    rounds["study_log"] = [frozenset({"print", "done"})] * 8 + [frozenset({"filament"})] * 2
+    rounds["test_log"] = [frozenset({"resin", "job"})] * 3 + [frozenset({"resin", "print"})] * 3 + [frozenset({"cure"})] * 4
+    assert rows_tables(rows_about("print jobs", tables, row_words)) == {"study_log"}
     # the verb's forms name the noun's records: "changed" in every change
     assert rows_tables(rows_about("changes", tables, row_words)) == {"change_log"}
 

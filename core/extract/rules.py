@@ -644,7 +644,8 @@ def _done_after(text: str, value: Value) -> str | None:
     what was done, or None (also for verbs of writing a value down: "72 kg noted")."""
     lex = active_lexicon()
     m = _CLAUSE_BREAK.search(text, value.end)
-    rest = text[value.end:m.start() if m else len(text)].strip()
+    # (the clause may go on after "and": "702 minutes elapsed and the type was PLA")
+    rest = re.split(r"\s(?:and|but|then)\s", text[value.end:m.start() if m else len(text)])[0].strip()
     if not re.fullmatch(r"[a-z]+", rest) or not lex.is_past(rest) or rest in lex.connectives \
             or rest in lex.reporting_verbs:
         return None

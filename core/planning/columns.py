@@ -482,8 +482,12 @@ def rows_about(phrase: str, tables: Sequence[TableMeta],
         # test's "water"), which leaves the phrase to the rounds' meaning
         before = {t: v if v >= ROWS_ABOUT_BY_MODIFIERS else 0.0
                   for t, v in _row_shares(want[:-1], tables, row_words).items()}
-        by_head = rows_tables(_row_shares(want[-1:], tables, row_words))
-        if by_head and rows_tables(before) and not by_head & rows_tables(before):
+        head_shares = _row_shares(want[-1:], tables, row_words)
+        by_head = rows_tables(head_shares)
+        # (unless the head names them less surely than the words before it name others: "print jobs" where
+        # "print" is said in most rounds of the prints and "job" in a few of the resin jobs')
+        if by_head and rows_tables(before) and not by_head & rows_tables(before) \
+                and max(head_shares.values()) >= max(before.values()):
             return {}
         # (a round or two that say the whole phrase do not outweigh the rest: "Screenshot of my writing exercise")
         out = {t: max(v, out.get(t, 0.0)) for t, v in before.items()}

@@ -590,3 +590,34 @@ def test_how_many_of_a_tables_own_noun_counts_its_rows_not_a_column_of_another_t
     # the column's whole name is its sum
     s = _step(chess.ask("How many games played did I log in total?"))
     assert _call(s) == ("rating_log", "games", "sum") and s.value["value"] == sum(r["games"] for r in BLITZ)
+
+
+FEEDS = _rows(6, lambda i: {"food": 4.0 + i, "item": ("pellets", "flakes", "brine shrimp")[i % 3], "fish": float(8 + i % 3)})
+FEEDING = {
+    "food_log": ("One row per food record: food (g), item, fish.", [
+        ("food", "DOUBLE", "g", "", ("food",), None),
+        ("item", "VARCHAR", None, "", ("",), None),
+        ("fish", "DOUBLE", None, "", ("fish counted",), None)], FEEDS, "Fed the tank"),
+}
+
+
+@pytest.fixture(scope="module")
+def feeding(tmp_path_factory):
+    from conftest import HashEmbedder
+
+    emb = HashEmbedder()
+    path = build_general_memory(tmp_path_factory.mktemp("feeding") / "memory.duckdb", emb, FEEDING)
+    con = duckdb.connect(str(path))
+    yield QueryEngine(con, emb, DEFAULT)
+    con.close()
+
+
+def test_a_kind_asked_is_the_text_column_of_the_rows_its_word_names(feeding):
+    row = FEEDS[2]
+    day = f"{row['time']:%B} {row['time'].day}, {row['time'].year}"
+    # "food type": the kind of food (the unlabelled text beside the grams), not the grams of food
+    t = feeding.ask(f"Which food type did my feeding on {day} have?")
+    assert t.answer.text == row["item"], (t.answer.text, t.plan.notes)
+    # "food" alone is the grams
+    t = feeding.ask(f"What food did I log on {day}?")
+    assert t.answer.text.startswith(f"{row['food']:g} g"), t.answer.text

@@ -358,6 +358,8 @@ def tables_named(records: str | None, tables: Sequence[TableMeta]) -> set[str]:
     return {t.table_name for t in tables if hit(head, set(description_words(t.description)) - RECORD_WORDS)}
 
 
+# a noun that asks which kind of thing: "the food type", "what kind of seed", "which sort of tea"
+_KIND_ASKED = re.compile(r"\b[a-z]{3,}\s+(?:type|kind|sort|variety)\b|\b(?:type|kind|sort|variety)\s+of\b")
 _NOUN_TIME = re.compile(r"\b(?!(?:what|which|the|a|first|last|each|every|any|some|this|that|same|one|next|"
                         r"most|many|how|of|at|in|on|my|our|your|every|spare|free|real|long|short)\b)[a-z]{3,}\s+time\b")
 
@@ -697,6 +699,8 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
             # question names); otherwise a duration ("the longest game", "how long did I study")
             implied = "distance"
     noun_dim = next((MEASURE_ADJECTIVES[w] for w in seq if w in MEASURE_NOUNS), None)
+    # a kind asked, when text columns are candidates at all: "food type", "type of filament"
+    category_asked = "VARCHAR" in dtypes and _KIND_ASKED.search(text.lower()) is not None
     out = []
     inits = initials(text)
     # the phrase's content words in order: a column that names them all (by its words or their initials:
@@ -772,6 +776,13 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
             re.search(r"\d:\d\d", str(v)) for v in c.samples)
         if quantity_asked:
             score -= 0.5
+        # the phrase asks a kind of thing ("which food type", "what kind of seed"): a number names no kind, and
+        # the text column of the rows a word of the phrase names (the feedings' "food") is it
+        kind_of = category_asked and c.dtype == "VARCHAR" and (t.table_name in worded or t.table_name in named_tables)
+        if category_asked and c.dtype != "VARCHAR":
+            score -= 0.5
+        elif kind_of:
+            score += 0.3
         if t.table_name in named_tables:
             score += 0.2  # the rows the question names ("over all my harvests") are this table's
         if c.n_values is not None and t.n_rows:
@@ -784,8 +795,8 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         # in the table whose rows the question names ("over all my drives"), a looser cosine suffices
         # (an implied dimension also in a table the phrase names by a word of one of its columns: "bake time"
         # is the bakes' duration)
-        supported = not quantity_asked and (
-            lexical or whole_generic or short_for_asked or float(cos[i]) >= COS_SUPPORT
+        supported = not quantity_asked and not (category_asked and c.dtype != "VARCHAR") and (
+            lexical or whole_generic or short_for_asked or kind_of or float(cos[i]) >= COS_SUPPORT
             or (dim_hit and (named_table or (implied_text and t.table_name in worded))))
         # in the table whose rows the question names a looser cosine suffices, when no column is named
         loose = not supported and not quantity_asked and t.table_name in named_tables \

@@ -554,6 +554,36 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
     return merges
 
 
+def _usual(name: str, stats: Mapping[str, FieldStats]) -> set[str]:
+    """The number fields beside `name` in at least GROUP_SHARE of its rounds."""
+    f = stats[name]
+    return {c for c, n in f.companions.items() if n >= GROUP_SHARE * f.rounds and c in stats
+            and stats[c].kind == "number"}
+
+
+def plan_rejoins(stats: Mapping[str, FieldStats], keep: frozenset[str] = frozenset(),
+                 taken: frozenset[str] = frozenset()) -> list[Merge]:
+    """A field's second sense ("gs~2") given to a round or two as a record of another kind while the fields
+    beside it were still apart ("Gs." beside "Ducks" before "Ducks" joined "dabblers"): it joins the one field
+    of its name (the field itself or another of its senses) whose usual company holds every number beside
+    it, that it fits and never meets (pure; `keep` and `taken` are never moved)."""
+    out = []
+    for name, f in sorted(stats.items()):
+        if "~" not in name or f.kind != "number" or f.rounds >= MIN_ROUNDS * 2 or name in keep | taken:
+            continue
+        mine = _usual(name, stats)
+        if not mine:
+            continue
+        homes = [h for h in stats if h != name and _base(h) == _base(name) and stats[h].kind == "number"
+                 and stats[h].rounds > f.rounds and h not in keep and mine <= _usual(h, stats)
+                 and not f.companions.get(h) and not stats[h].companions.get(name) and _fit(f, stats[h])]
+        if len(homes) == 1:
+            out.append(Merge(name, homes[0], {
+                "reason": f"late re-alignment: {name} was given to a record of another kind, but the fields beside "
+                          f"it ({', '.join(sorted(mine))}) are those {homes[0]}'s records have", "name": 1.0}))
+    return out
+
+
 def _own(side: Iterable[str], other: Iterable[str], stats: Mapping[str, FieldStats]) -> set[str]:
     """Numbers and texts beside a field of `side` in at least half of its rounds, never beside `other`'s
     fields in more than TOGETHER of their rounds."""
@@ -693,6 +723,7 @@ def _join(con, stats: Mapping[str, FieldStats], encoder: TextEncoder | None, kee
     numbers = [n for n, f in stats.items() if f.kind == "number"]
     merges = plan_merges(stats, encoder_similarity(encoder, numbers), keep)
     merges += plan_text_joins(stats, keep, frozenset(x for m in merges for x in (m.source, m.target)))
+    merges += plan_rejoins(stats, keep, frozenset(x for m in merges for x in (m.source, m.target)))
     for m in merges:
         join_field(con, m.source, m.target, m.evidence, score=float(m.evidence.get("name", 0.0)))
     if merges:

@@ -15,7 +15,7 @@ from core.build import BuildDeps, build
 from core.config import DEFAULT
 from core.extract import RuleExtractor
 from core.formats import read_file
-from core.realign import groups, pairing, plan_merges, plan_text_joins
+from core.realign import groups, pairing, plan_merges, plan_rejoins, plan_text_joins
 from core.store import Store
 
 
@@ -868,3 +868,24 @@ def test_one_bare_count_of_each_beside_two_fields_in_common_pairs_when_the_round
     one = {k: replace(f, companions={c: n for c, n in f.companions.items() if c != "duration"})
            for k, f in alike.items() if k != "duration"}
     assert plan_merges(one, far) == []
+
+
+def test_a_second_sense_given_to_one_round_of_the_usual_kind_joins_back():
+    # "Gs." beside "Ducks" was given a sense of its own before "Ducks" joined "dabblers": its one round is a
+    # lake survey like the others, beside the dabblers
+    s = {
+        "dabblers": stats("dabblers", None, 5, 70, 40, {"gs": 38, "temperature": 30, "gs~2": 1}),
+        "gs": stats("gs", None, 3, 30, 38, {"dabblers": 38, "temperature": 29}),
+        "temperature": stats("temperature", "°C", -2, 18, 30, {"dabblers": 30, "gs": 29}),
+        "gs~2": stats("gs~2", None, 28, 28, 1, {"dabblers": 1}),
+    }
+    assert [(m.source, m.target) for m in plan_rejoins(s)] == [("gs~2", "gs")]
+    # beside fields the field's own records never have, it is a record of another kind: it stays apart
+    other = dict(s, **{"gs~2": stats("gs~2", None, 28, 28, 1, {"eggs": 1}),
+                       "eggs": stats("eggs", None, 1, 9, 20, {"gs~2": 1})})
+    assert plan_rejoins(other) == []
+    # met in one round with the field: two quantities
+    met = dict(s, **{"gs~2": stats("gs~2", None, 28, 28, 1, {"dabblers": 1, "gs": 1})})
+    assert plan_rejoins(met) == []
+    # a person's decision is kept
+    assert plan_rejoins(s, keep=frozenset({"gs~2"})) == []

@@ -74,6 +74,17 @@ class HashEmbedder:
         return out
 
 
+class UnlikeEncoder(HashEmbedder):
+    """Finds every two different texts unlike (a vector per whole text, 256 dimensions: cosines near 0): words
+    alone, never meaning, can tie a question to a column."""
+
+    def __init__(self, dim: int = 256):
+        super().__init__(dim)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        return super().encode([re.sub(r"[^a-z0-9]", "", t.lower()) or "<empty>" for t in texts])
+
+
 class AlikeEncoder(HashEmbedder):
     """Finds every two texts alike (cosine 1): structure alone must keep fields apart."""
 

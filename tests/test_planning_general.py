@@ -466,20 +466,23 @@ def test_a_noun_before_time_asks_the_duration_of_the_records_it_names_not_any_du
     assert _call(_step(baking.ask("What was my latest bake time?")))[:2] == ("bake_log", "bake_duration")
 
 
-WRITINGS = _rows(12, lambda i: {"fixes": float(5 + (7 * i) % 20), "duration": 20.0 + (11 * i) % 40})
+WRITINGS = _rows(12, lambda i: {"fixes": float(5 + (7 * i) % 20), "duration": 20.0 + (11 * i) % 40,
+                                "word_count": float(150 + 41 * i)})
 REVIEWS = _rows(9, lambda i: {"accuracy": 70.0 + (3 * i) % 25, "cards": 100.0 + (13 * i) % 90,
-                              "duration": 15.0 + (5 * i) % 30})
+                              "duration": 15.0 + (5 * i) % 30, "new": float(3 + i % 7)})
 LESSONS = _rows(10, lambda i: {"points": 40.0 + (17 * i) % 300, "lessons_done": float(1 + i % 6)})
 STUDY = {
     # named after a field, its rows said "Writing practice" but for one screenshot of "my writing exercise"
     "fixe_log": ("One row per fixe record: fixes, duration (min).", [
         ("fixes", "DOUBLE", None, "", ("Fixes",), None),
-        ("duration", "DOUBLE", "min", "", ("Time (mins)",), None)], WRITINGS,
+        ("duration", "DOUBLE", "min", "", ("Time (mins)",), None),
+        ("word_count", "DOUBLE", None, "", ("Words",), None)], WRITINGS,
         lambda r: "Screenshot of my writing exercise" if r is WRITINGS[3] else "Writing practice"),
     "review_log": ("One row per review record: accuracy (%), cards, duration (min).", [
         ("accuracy", "DOUBLE", "%", "", ("Accuracy (%)",), None),
         ("cards", "DOUBLE", None, "", ("Cards",), None),
-        ("duration", "DOUBLE", "min", "", ("Duration (mins)",), None)], REVIEWS, "Vocabulary session"),
+        ("duration", "DOUBLE", "min", "", ("Duration (mins)",), None),
+        ("new", "DOUBLE", None, "", ("New.",), None)], REVIEWS, "Vocabulary session"),
     "point_log": ("One row per point record: points, lessons done.", [
         ("points", "DOUBLE", None, "", ("Points",), None),
         ("lessons_done", "DOUBLE", None, "", ("Lessons",), None)], LESSONS, "Lessons today"),
@@ -621,3 +624,16 @@ def test_a_kind_asked_is_the_text_column_of_the_rows_its_word_names(feeding):
     # "food" alone is the grams
     t = feeding.ask(f"What food did I log on {day}?")
     assert t.answer.text.startswith(f"{row['food']:g} g"), t.answer.text
+
+
+def test_a_column_of_the_named_rows_sharing_a_word_of_the_phrase_before_a_column_elsewhere(tmp_path):
+    from conftest import UnlikeEncoder
+
+    # "new words" on vocabulary sessions: their "New." column (a word of the phrase, not its head), not the
+    # writing log's "Words" (the head); no meaning helps either (an encoder that finds every text unlike)
+    emb = UnlikeEncoder()
+    con = duckdb.connect(str(build_general_memory(tmp_path / "memory.duckdb", emb, STUDY)))
+    s = _step(QueryEngine(con, emb, DEFAULT).ask("What was my average new words on vocabulary sessions with cards above 120?"))
+    assert _call(s)[:2] == ("review_log", "new")
+    want = [r["new"] for r in REVIEWS if r["cards"] > 120]
+    assert s.value["value"] == pytest.approx(statistics.mean(want))

@@ -817,6 +817,11 @@ class RulePlanner:
         best = next((c for c in numeric if c.supported), None)
         by_rows = self._tables_of_records(a.records, tables) if numeric and a.records else set()
         inside = next((c for c in numeric if c.supported and c.table in by_rows), None)
+        if inside is None and best is not None and best.table not in by_rows:
+            # no column of the named rows' table is supported, but one shares a word of the phrase ("new" of
+            # "new words" on vocabulary sessions, beside a writing log's word count): it is theirs
+            inside = next((replace(c, supported=True) for c in numeric if c.overlap > 0 and c.table in by_rows
+                           and c.bm25 > 0), None)
         if inside is not None and best is not None and best.table not in by_rows:
             # "over all my loans": a column of the table whose rows are the loans, before a like column elsewhere
             notes.append(f"{inside.table} holds the {a.records} (by its rounds): {inside.column} before "

@@ -261,3 +261,12 @@ def test_a_box_of_punctuation_alone_is_no_cell_of_a_grid():
     d = _ocr("PuzzleRush\npuzzles. | . | pr. | time (mins)\n21 | 1823 | 40\nLatest\n17 Feb 2025")
     assert (d["puzzles"].number, d["pr"].number) == (21, 1823)
     assert d["duration"].number == 40 and d["duration"].unit == "min"
+
+
+def test_two_captions_read_as_one_box_closed_by_a_colon_are_two_labels():
+    # "recipe:" and "o.g." in one box over "lager 1.056", also one box: the recipe and the gravity
+    d = _ocr("Mash Log\nrecipe: o.g. | volume (mL) | mash (deg C)\nlager 1.056 | 21300 | 67.5\nRef 45916049")
+    assert d["recipe"].raw_value == "lager" and d["o_g"].number == 1.056
+    assert d["volume"].number == 21300 and d["mash"].number == 67.5
+    d = _ocr("Mash Log\nrecipe: o.g. | volume (mL)\nIPA | 1.041 19200\n2026-03-30")
+    assert d["recipe"].raw_value == "IPA" and d["o_g"].number == 1.041 and d["volume"].number == 19200

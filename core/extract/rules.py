@@ -1653,7 +1653,10 @@ def extract_text(text: str, *, structured: bool, speaker: str | None = None,
             continue
         found.extend(got)
     found = _name_by_shape(text, found)
-    found.extend(_text_fields(text, structured))
+    # (a "label: value" reading whose value is the caption of a number the layout paired is no text field:
+    # "recipe: o.g." over "lager 1.056" holds the recipe "lager" and the o.g. 1.056, not the recipe "o.g.")
+    captions = {f.label.lower().strip(" .:") for f in found if f.kind == "number" and f.label} if structured else set()
+    found.extend(f for f in _text_fields(text, structured) if f.raw.lower().strip(" .:") not in captions)
     if not structured and not assistant and not descriptive:
         taken = {(f.start, f.end) for f in found}
         found.extend(f for f in _copula_texts(text, values, found) if (f.start, f.end) not in taken)
@@ -2005,12 +2008,26 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
                 return out_row
         return labels
 
+    def split_colon(row: list[_Cell]) -> list[_Cell]:
+        """Two captions OCR read as one box, the first closed by its colon ("recipe: o.g." beside "volume (mL)",
+        "mash (deg C)"), split in two label cells, in a row whose other boxes are all captions; else `row`."""
+        odd = [c for c in row if not c.is_label]
+        if len(row) < 2 or len(odd) != 1 or odd[0].values:
+            return row
+        c = odd[0]
+        m = re.fullmatch(r"([A-Za-z][A-Za-z .'/-]*?:)\s+([A-Za-z][A-Za-z .'()/-]*)", c.text)
+        if m is None or len(m[1].split()) > 3 or len(m[2].split()) > 3:
+            return row
+        k = row.index(c)
+        return row[:k] + [_Cell(m[1], c.start, (), True, False),
+                          _Cell(m[2], c.start + m.start(2), (), True, False)] + row[k + 1:]
+
     def vertical(label_first: bool) -> list[tuple[_Cell, _Cell]]:
         pairs: list[tuple[_Cell, _Cell]] = []
         taken: set[int] = set()
         text_rows: list[list[tuple[_Cell, _Cell]]] = []
         for r1, r2 in zip(rows, rows[1:]):
-            top, bottom = (r1, r2)
+            top, bottom = (split_colon(r1), split_colon(r2))
             lrow, vrow = (top, bottom) if label_first else (bottom, top)
             # (a capital letter beside other captions is a caption too: "Games | W" under "8 | 10")
             labels = [c for c in lrow if (c.is_label or (re.fullmatch(r"[A-Z]\.?:?", c.text) is not None and any(

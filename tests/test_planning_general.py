@@ -431,6 +431,16 @@ def test_lettered_names():
     assert not lettered_name("rating", question_words("blitz rating"))
 
 
+def _engine_of(tmp_path_factory, name: str, tables: dict):
+    """A module fixture's engine over the memory of `tables` (hashed-word embedder), closed after."""
+    from conftest import HashEmbedder
+
+    emb = HashEmbedder()
+    con = duckdb.connect(str(build_general_memory(tmp_path_factory.mktemp(name) / "memory.duckdb", emb, tables)))
+    yield QueryEngine(con, emb, DEFAULT)
+    con.close()
+
+
 BAKES = _rows(8, lambda i: {"bake_duration": 30.0 + (7 * i) % 25, "oven": 200.0 + 10 * (i % 4)})
 DOUGHS = _rows(10, lambda i: {"bulk_duration": 90.0 + (37 * i) % 200, "dough_temp": 22.0 + (i % 5)})
 BAKING = {
@@ -445,13 +455,7 @@ BAKING = {
 
 @pytest.fixture(scope="module")
 def baking(tmp_path_factory):
-    from conftest import HashEmbedder
-
-    emb = HashEmbedder()
-    path = build_general_memory(tmp_path_factory.mktemp("baking") / "memory.duckdb", emb, BAKING)
-    con = duckdb.connect(str(path))
-    yield QueryEngine(con, emb, DEFAULT)
-    con.close()
+    yield from _engine_of(tmp_path_factory, "baking", BAKING)
 
 
 def test_a_noun_before_time_asks_the_duration_of_the_records_it_names_not_any_duration(baking):
@@ -491,13 +495,7 @@ STUDY = {
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
-    from conftest import HashEmbedder
-
-    emb = HashEmbedder()
-    path = build_general_memory(tmp_path_factory.mktemp("study") / "memory.duckdb", emb, STUDY)
-    con = duckdb.connect(str(path))
-    yield QueryEngine(con, emb, DEFAULT)
-    con.close()
+    yield from _engine_of(tmp_path_factory, "study", STUDY)
 
 
 def test_time_asked_of_named_records_is_their_duration_whatever_its_label(study):
@@ -539,13 +537,7 @@ STUFF = {
 
 @pytest.fixture(scope="module")
 def stuff(tmp_path_factory):
-    from conftest import HashEmbedder
-
-    emb = HashEmbedder()
-    path = build_general_memory(tmp_path_factory.mktemp("stuff") / "memory.duckdb", emb, STUFF)
-    con = duckdb.connect(str(path))
-    yield QueryEngine(con, emb, DEFAULT)
-    con.close()
+    yield from _engine_of(tmp_path_factory, "stuff", STUFF)
 
 
 @pytest.mark.parametrize("question,table,column,want", [
@@ -577,13 +569,7 @@ CHESS = {
 
 @pytest.fixture(scope="module")
 def chess(tmp_path_factory):
-    from conftest import HashEmbedder
-
-    emb = HashEmbedder()
-    path = build_general_memory(tmp_path_factory.mktemp("chess") / "memory.duckdb", emb, CHESS)
-    con = duckdb.connect(str(path))
-    yield QueryEngine(con, emb, DEFAULT)
-    con.close()
+    yield from _engine_of(tmp_path_factory, "chess", CHESS)
 
 
 def test_how_many_of_a_tables_own_noun_counts_its_rows_not_a_column_of_another_table(chess):
@@ -606,13 +592,7 @@ FEEDING = {
 
 @pytest.fixture(scope="module")
 def feeding(tmp_path_factory):
-    from conftest import HashEmbedder
-
-    emb = HashEmbedder()
-    path = build_general_memory(tmp_path_factory.mktemp("feeding") / "memory.duckdb", emb, FEEDING)
-    con = duckdb.connect(str(path))
-    yield QueryEngine(con, emb, DEFAULT)
-    con.close()
+    yield from _engine_of(tmp_path_factory, "feeding", FEEDING)
 
 
 def test_a_kind_asked_is_the_text_column_of_the_rows_its_word_names(feeding):

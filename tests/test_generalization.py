@@ -312,3 +312,39 @@ def test_questions_cover_the_demo_types_with_gold_from_the_truth(seed):
     for q in qs:
         openers.setdefault(q["query_type"], set()).add(" ".join(q["question"].split()[:2]))
     assert all(len(openers[t]) >= 2 for t in ("average", "sum", "count", "max", "min", "date_range"))
+
+
+# ------------------------------------------------------------------ re-asking a run without a rebuild
+
+def test_reask_asks_a_runs_questions_again_and_reports_what_moved(tmp_path, capsys):
+    from conftest import FakeImageEncoder, FakeOCR, HashEmbedder
+    from bench import reask
+    from core.build import BuildDeps, build
+    from core.config import DEFAULT
+    from core.extract import RuleExtractor
+    from core.formats import read_file
+    from core.store import Store
+
+    folder = tmp_path / "run" / "plants-5"
+    truth = generate(folder, seed=5, domain="plants", **SMALL)
+    with Store(folder / "memory.duckdb") as s:
+        build(s, read_file(truth["path"]), BuildDeps(HashEmbedder(), FakeImageEncoder(), FakeOCR(),
+                                                     RuleExtractor(DEFAULT)), DEFAULT)
+    first = reask.reask(folder, HashEmbedder())
+    qas = json.loads(Path(truth["path"]).read_text())["human-annotated QAs"]
+    assert set(first.answers) == {q["sample_id"] for q in qas} and first.moved == ()
+    # the run's own predictions with one verdict turned round: that question, and only it, moved
+    (folder / "eval").mkdir()
+    flipped = sorted(first.answers)[0]
+    (folder / "eval" / "predictions.jsonl").write_text("".join(
+        json.dumps({"qa_id": k, "correct": ok != (k == flipped), "prediction": "before"}) + "\n"
+        for k, (ok, _) in first.answers.items()))
+    again = reask.reask(folder, HashEmbedder())
+    assert again.answers == first.answers  # the copy is asked, the run's memory is as it was
+    assert [m[0] for m in again.moved] == [flipped] and again.moved[0][3] == "before"
+    assert reask.main([str(tmp_path / "run"), "--changes"], encoder=HashEmbedder()) == 0
+    out = capsys.readouterr().out
+    assert re.search(rf"^history=plants-5 n={len(qas)} accuracy=[0-9.]+ gained=[01] lost=[01]$", out, re.M), out
+    assert flipped in out and "pooled n=" in out
+    # a folder that is no run says so and exits 2
+    assert reask.main([str(tmp_path / "nothing")], encoder=HashEmbedder()) == 2

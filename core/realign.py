@@ -68,6 +68,7 @@ TEXT_SHARE = 0.5  # ... and at least this share of the smaller one's values anch
 ANCHOR_SUPPORT = 0.5  # what such an anchor adds to a pairing's support when two pairings compete
 SIZE_RATIO = 4.0  # two fields with enough rounds whose medians differ more than this are two quantities
 JOIN_PASSES = 3  # late joins are planned again after joins, at most this many more times
+REJOIN_ROUNDS = 3  # a second sense in at most this many rounds may have been given too early (plan_rejoins)
 VOUCH = 0.8  # name evidence of a pair that vouches for an unlike one (initials, the same words in another form)
 
 
@@ -108,8 +109,7 @@ def groups(stats: Mapping[str, FieldStats]) -> list[frozenset[str]]:
     for name, f in sorted(stats.items()):
         if f.kind != "number" or f.rounds < MIN_ROUNDS:
             continue
-        g = frozenset({name} | {c for c, n in f.companions.items() if c in stats and stats[c].kind == "number"
-                                and stats[c].rounds >= MIN_ROUNDS and n >= GROUP_SHARE * f.rounds})
+        g = frozenset({name} | {c for c in _usual(name, stats) if stats[c].rounds >= MIN_ROUNDS})
         if len(g) >= 2 and g not in out:
             out.append(g)
     return out
@@ -569,7 +569,7 @@ def plan_rejoins(stats: Mapping[str, FieldStats], keep: frozenset[str] = frozens
     it, that it fits and never meets (pure; `keep` and `taken` are never moved)."""
     out = []
     for name, f in sorted(stats.items()):
-        if "~" not in name or f.kind != "number" or f.rounds >= MIN_ROUNDS * 2 or name in keep | taken:
+        if "~" not in name or f.kind != "number" or f.rounds > REJOIN_ROUNDS or name in keep | taken:
             continue
         mine = _usual(name, stats)
         if not mine:

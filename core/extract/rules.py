@@ -601,6 +601,10 @@ def _extend_label(tokens: list[tuple[str, int]], i: int, structured: bool):
     return None
 
 
+# a clause that goes on after a linking word: what follows a value up to it is all that may name it
+_CLAUSE_GOES_ON = re.compile(r"\s(?:and|but|then)\s")
+
+
 def right_label(text: str, value: Value) -> str:
     """A label written after a value that starts its clause: "69% time in range, ..." -> "time in range"."""
     lex = active_lexicon()
@@ -615,7 +619,7 @@ def right_label(text: str, value: Value) -> str:
         return ""
     m = _CLAUSE_BREAK.search(text, value.end)
     rest = text[value.end:m.start() if m else len(text)]
-    rest = re.split(r"\s(?:and|but|then)\s", rest)[0].strip()
+    rest = _CLAUSE_GOES_ON.split(rest)[0].strip()
     # an abbreviation period inside the label: "61 pct hum. rel."; a rate: "three moves/game"; a formula: "26 mg/L NO3"
     if not rest or len(rest.split()) > 4 or not re.fullmatch(
             r"[A-Za-z][A-Za-z0-9'-]*(?:/[A-Za-z][A-Za-z0-9]*)?[.\u2024]?(?:\s[A-Za-z][A-Za-z'-]*[.\u2024]?)*(?:\s?%)?", rest):
@@ -645,7 +649,7 @@ def _done_after(text: str, value: Value) -> str | None:
     lex = active_lexicon()
     m = _CLAUSE_BREAK.search(text, value.end)
     # (the clause may go on after "and": "702 minutes elapsed and the type was PLA")
-    rest = re.split(r"\s(?:and|but|then)\s", text[value.end:m.start() if m else len(text)])[0].strip()
+    rest = _CLAUSE_GOES_ON.split(text[value.end:m.start() if m else len(text)])[0].strip()
     if not re.fullmatch(r"[a-z]+", rest) or not lex.is_past(rest) or rest in lex.connectives \
             or rest in lex.reporting_verbs:
         return None
@@ -2022,12 +2026,13 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
         return row[:k] + [_Cell(m[1], c.start, (), True, False),
                           _Cell(m[2], c.start + m.start(2), (), True, False)] + row[k + 1:]
 
+    captioned = [split_colon(r) for r in rows]
+
     def vertical(label_first: bool) -> list[tuple[_Cell, _Cell]]:
         pairs: list[tuple[_Cell, _Cell]] = []
         taken: set[int] = set()
         text_rows: list[list[tuple[_Cell, _Cell]]] = []
-        for r1, r2 in zip(rows, rows[1:]):
-            top, bottom = (split_colon(r1), split_colon(r2))
+        for top, bottom in zip(captioned, captioned[1:]):
             lrow, vrow = (top, bottom) if label_first else (bottom, top)
             # (a capital letter beside other captions is a caption too: "Games | W" under "8 | 10")
             labels = [c for c in lrow if (c.is_label or (re.fullmatch(r"[A-Z]\.?:?", c.text) is not None and any(

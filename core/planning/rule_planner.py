@@ -595,8 +595,9 @@ class RulePlanner:
         # what is measured must be named by the rounds, not only the records ("mean hydration across my
         # proof checks" names the proof checks, and nothing of the table says "hydration")
         # (a word of size alone, "largest" read as "big", is the operator, not what the rounds name)
-        words = [w for w in phrase_words(a.target_text or "") if not (w in MEASURE_ADJECTIVES and MEASURE_ADJECTIVES[w] is None)]
-        sized = len(words) < len(phrase_words(a.target_text or ""))
+        asked_words = phrase_words(a.target_text or "")
+        words = [w for w in asked_words if not (w in MEASURE_ADJECTIVES and MEASURE_ADJECTIVES[w] is None)]
+        sized = len(words) < len(asked_words)
         found = self._tables_of_rows(" ".join(words) if sized else a.target_text, tables) if words \
             else self._tables_of_records(a.records, tables)
         if not found and words:

@@ -63,7 +63,7 @@ import numpy as np
 from rapidfuzz import fuzz
 
 from .config import Config, DEFAULT
-from .extract.normalize import active_lexicon as _lex, use_lexicon
+from .extract.normalize import active_lexicon as _lex, parse_unit, use_lexicon
 from .lexicon import first_and_consonant, load as load_lexicon
 from .model import Observation
 from .protocols import TextEncoder
@@ -71,6 +71,7 @@ from .units import convert, read_beside
 
 W_NAME, W_UNIT, W_RANGE, W_COMPANIONS, W_TEXT = 0.5, 0.15, 0.1, 0.15, 0.1
 MIN_NAME = 0.5  # a merge needs at least this much name evidence: structure alone never merges
+DURATION_NAME = "duration"  # the word normalize_attribute ends every duration's name with
 WORD_MORE_OR_LESS = 0.7  # name evidence of two names a whole word apart ("length" / "streak length")
 FEW_VALUES = 3  # a field with fewer values than this has no range to judge a new value by, only its size
 COMPANION_SHARE = 0.25  # a field g is f's usual companion when it was in >= 25% of f's rounds
@@ -206,7 +207,19 @@ def _name_evidence(wa: list[str], wb: list[str]) -> tuple[float, str]:
             and [_singular(w) for w in wa] != [_singular(w) for w in wb]:
         # so only the very same name is evidence for them (not "cost amount" for "amount")
         return 0.0, ""
-    return _name_evidence_words(wa, wb)
+    score, why = _name_evidence_words(wa, wb)
+    if score == WORD_MORE_OR_LESS and _only_the_dimension_shared(wa, wb):
+        return 0.0, ""
+    return score, why
+
+
+def _only_the_dimension_shared(wa: list[str], wb: list[str]) -> bool:
+    """True when two names a word apart share only the word the extractor gives every duration ("Session
+    (h)" -> session_duration, "Time (mins)" -> duration): that word is the unit's evidence, not the name's,
+    unless the word between them is itself a unit spelling ("hrs duration")."""
+    if set(wa) & set(wb) != {DURATION_NAME}:
+        return False
+    return not any(parse_unit(w) for w in set(wa) ^ set(wb))
 
 
 def _name_evidence_words(wa: list[str], wb: list[str]) -> tuple[float, str]:
@@ -1099,6 +1112,52 @@ def join_field(con, source: str, target: str, evidence: Mapping[str, object], sc
                     "'realign', ?, ?, ?, ?, ?, now())", [raw, target, source, score, ev])
     con.execute("UPDATE observations SET attribute = ? WHERE attribute = ?", [target, source])
     return raws
+
+
+def move_label(con, raw: str, target: str, evidence: Mapping[str, object]) -> int:
+    """Move one raw attribute (a label as the extractor named it) from its field into `target` as an
+    automatic decision (logged as kind "realign", undone like any alignment): its alias and its
+    observations follow. Field statistics and analytic tables are the caller's to recompute.
+    Returns the number of observations moved; 0 when `raw` is not a known label."""
+    con = getattr(con, "con", con)
+    row = con.execute("SELECT field FROM field_aliases WHERE raw_attribute = ?", [raw]).fetchone()
+    if row is None:
+        return 0
+    ev = json.dumps(dict(evidence), default=str)
+    con.execute("UPDATE field_aliases SET field = ?, score = 0.0, evidence = ?, decided_by = 'auto' "
+                "WHERE raw_attribute = ?", [target, ev, raw])
+    con.execute("INSERT INTO field_events VALUES ((SELECT coalesce(max(round_order), 0) FROM rounds), "
+                "'realign', ?, ?, ?, 0.0, ?, now())", [raw, target, row[0], ev])
+    n = con.execute(f"SELECT count(*) FROM observations WHERE attribute = ? AND {_observations_of(raw)}",
+                    [row[0], raw]).fetchone()[0]
+    con.execute(f"UPDATE observations SET attribute = ? WHERE attribute = ? AND {_observations_of(raw)}",
+                [target, row[0], raw])
+    return int(n)
+
+
+@dataclass(frozen=True)
+class LabelText:
+    """The text values one label (raw attribute) brought into its field, and the rounds it was in."""
+
+    field: str
+    raw: str
+    values: frozenset[str]  # lower case, at most TEXT_VALUES_KEPT most common
+    rounds: frozenset[str]
+
+
+def label_texts(con) -> dict[tuple[str, str], LabelText]:
+    """(field, raw attribute) -> what that label brought into that field, for every text label."""
+    con = getattr(con, "con", con)
+    counts: dict[tuple[str, str], Counter] = {}
+    rounds: dict[tuple[str, str], set[str]] = {}
+    for rid, attribute, raw, value in con.execute(
+            "SELECT round_id, attribute, coalesce(raw_attribute, attribute), "
+            "lower(trim(coalesce(text_value, raw_value))) FROM observations WHERE value_kind = 'text'").fetchall():
+        rounds.setdefault((attribute, raw), set()).add(rid)
+        if value:
+            counts.setdefault((attribute, raw), Counter())[value] += 1
+    return {k: LabelText(k[0], k[1], frozenset(v for v, _ in counts.get(k, Counter()).most_common(TEXT_VALUES_KEPT)),
+                         frozenset(r)) for k, r in rounds.items()}
 
 
 def split_field(con, field: str, sense: str, rounds: Sequence[str], evidence: Mapping[str, object]) -> int:

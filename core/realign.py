@@ -46,8 +46,9 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .align import (MAX_SENSES, MIN_NAME, SLOT_COSINE, WORD_MORE_OR_LESS, FieldStats, contrasting, field_stats,
-                    join_field, name_evidence, fields_by_round, recompute_field_stats, split_field, words_of)
+from .align import (MAX_SENSES, MIN_NAME, SLOT_COSINE, WORD_MORE_OR_LESS, FieldStats, LabelText, contrasting,
+                    field_stats, join_field, label_texts, move_label, name_evidence, fields_by_round,
+                    recompute_field_stats, split_field, words_of)
 from .config import Config
 from .protocols import LLM, TextEncoder
 from .units import convert, unit_dimension
@@ -59,6 +60,7 @@ TOGETHER = 0.2  # two groups are apart when their fields shared at most this sha
 STRUCTURAL = 3  # this many quantities pairing one to one by kind, unit and range need no name evidence
 TEXT_ALIKE = 0.55  # mean cosine of the round texts of pairs that have no name evidence
 TEXT_SAME = 0.65  # ... of pairs whose one name-like pair is only a word more or less apart
+ANCHOR_ALIKE = 0.5  # ... of pairs beside a text field of each holding the same values (a text anchor)
 FEW_ROUNDS = 5  # a field in fewer rounds than this has no range yet, only a size
 SETTLED = 0.05  # of two places that fit, the closer in name must be this much closer
 SPLIT_ROUNDS = 3  # a kind of record needs this many rounds of a field to be given the field of its own
@@ -453,6 +455,68 @@ def plan_text_joins(stats: Mapping[str, FieldStats], keep: frozenset[str] = froz
     return out
 
 
+def plan_label_moves(labels: Mapping[tuple[str, str], LabelText], stats: Mapping[str, FieldStats],
+                     keep: frozenset[str] = frozenset()) -> list[Merge]:
+    """Text labels given the wrong place of a record (pure): a label whose values the other labels of its
+    field never had, while another text field of the same kind of record holds them (TEXT_COMMON and
+    TEXT_SHARE of the label's values) and is never in the label's rounds; the label a field is named after
+    stays. Example: "Opponent: Aurelie"
+    placed early, on little evidence, in the unlabelled place that holds "win"/"loss"/"draw" in the log
+    lines "Day 3 — Tomasz, draw, ...", while the place holding "Tomasz", "Dev" is elsewhere. Returns
+    Merge(label, field) moves, each label at most once, the clearest (most values in common) first."""
+    by_field: dict[str, list[LabelText]] = {}
+    for lt in labels.values():
+        by_field.setdefault(lt.field, []).append(lt)
+    field_rounds = {f: frozenset().union(*(lt.rounds for lt in lts)) for f, lts in by_field.items()}
+    found: list[tuple[int, str, str, str]] = []
+    for f, lts in sorted(by_field.items()):
+        if len(lts) < 2 or f not in stats or f in keep:
+            continue
+        for lt in lts:
+            if lt.raw in keep or lt.raw == f or len(lt.values) < TEXT_COMMON:
+                continue  # (the label the field is named after is the field: the others move)
+            others = frozenset().union(*(o.values for o in lts if o is not lt))
+            if len(others) < TEXT_COMMON or lt.values & others:
+                continue
+            best: tuple[int, str] | None = None
+            for g, fg in stats.items():
+                if g == f or fg.kind != "text" or g in keep or g not in field_rounds:
+                    continue
+                common = len(lt.values & fg.values)
+                if common < TEXT_COMMON or common < TEXT_SHARE * len(lt.values) or lt.rounds & field_rounds[g]:
+                    continue
+                if not _same_numbers_beside(stats[f], fg, stats):
+                    continue  # the same words in another kind of record (the plants a photo names, the pots watered)
+                if best is None or common > best[0]:
+                    best = (common, g)
+            if best is not None:
+                found.append((best[0], lt.raw, f, best[1]))
+    out: list[Merge] = []
+    moved: set[str] = set()
+    for common, raw, f, g in sorted(found, key=lambda t: (-t[0], t[1])):
+        if raw in moved:
+            continue
+        moved.add(raw)
+        out.append(Merge(raw, g, {"reason": f"late re-alignment: the label {raw} brought {common} values into {f} "
+                                            f"that {f}'s other labels never had and {g} holds", "name": 0.0,
+                                  "from": f}))
+    return out
+
+
+def _apply_moves(con, moves: Sequence[Merge], stats: Mapping[str, FieldStats]) -> None:
+    """Apply label moves; a printed label moved to the extractor's unlabelled place ("opponent" to "item")
+    gives the place its name: the label gets a field of its own and the place joins it."""
+    renamed: dict[str, str] = {}
+    for mv in moves:
+        target = renamed.get(mv.target, mv.target)
+        if _placeholder(target) and not _placeholder(mv.source) and mv.source not in stats:
+            move_label(con, mv.source, mv.source, mv.evidence)
+            join_field(con, target, mv.source, mv.evidence, score=0.0)
+            renamed[target] = mv.source
+        else:
+            move_label(con, mv.source, target, mv.evidence)
+
+
 def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = None,
                 keep: frozenset[str] = frozenset()) -> list[Merge]:
     """The merges late re-alignment would make (pure): for each two groups that are apart and pair
@@ -467,6 +531,12 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
         for b in gs[i + 1:]:
             shared = a & b  # fields both kinds print alike: evidence they are one kind, if the rest pairs
             ra, rb = a - shared, b - shared
+            sa = frozenset(x for x in ra if any(_base(x) == _base(y) for y in rb))
+            if sa and len(ra - sa) == 1 and len(rb) - len(sa) == 1:
+                # a label's two senses ("eggs", "eggs~2") are one label printed beside both kinds, split
+                # because the one other field differs ("chicks" / "young"): shared, when that is all that differs
+                shared, ra = shared | sa, ra - sa
+                rb = frozenset(y for y in rb if not any(_base(x) == _base(y) for x in sa))
             if not ra or not rb:
                 continue
             small, large = (ra, rb) if (len(ra), sorted(ra)) <= (len(rb), sorted(rb)) else (rb, ra)
@@ -482,7 +552,7 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
                 pairs = pairing(small, large, stats, similar, by_fit=True)
             if pairs is None or not _apart(pairs, stats):
                 continue
-            if anchor is not None and _read_alike(pairs, stats, TEXT_ALIKE):
+            if anchor is not None and _read_alike(pairs, stats, ANCHOR_ALIKE):
                 # (it vouches like a field in common, and is joined with the rest; names of things, a plant's or
                 # a client's, come with records of several kinds, so the rounds must read alike too)
                 shared = frozenset({anchor[0]})
@@ -758,7 +828,14 @@ def realign(store, config: Config, encoder: TextEncoder | None = None, llm: LLM 
         if item_splits:
             recompute_field_stats(con)
             stats = field_stats(con)
-        merges = _join(con, stats, encoder, keep)
+        # a text label placed early on little evidence goes to the place whose values it holds; then the
+        # fields it left may be joined as one (an "outcome" label into the unlabelled place of "win", "loss")
+        moves = plan_label_moves(label_texts(con), stats, keep)
+        _apply_moves(con, moves, stats)
+        if moves:
+            recompute_field_stats(con)
+            stats = field_stats(con)
+        merges = list(moves) + _join(con, stats, encoder, keep)
         splits = plan_splits(fields_by_round(con), keep, alike, _names_taken(con))
         for sp in splits:
             split_field(con, sp.field, sp.sense, sp.rounds, sp.evidence)

@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 
 from conftest import FakeImageEncoder, FakeOCR, HashEmbedder
-from core.align import FieldStats, undo_alias
+from core.align import FieldStats, LabelText, recompute_field_stats, undo_alias
 from core.build import BuildDeps, build
 from core.config import DEFAULT
 from core.extract import RuleExtractor
 from core.formats import read_file
-from core.realign import groups, pairing, plan_merges, plan_rejoins, plan_text_joins
+from core.realign import groups, pairing, plan_label_moves, plan_merges, plan_rejoins, plan_text_joins, realign
 from core.store import Store
 
 
@@ -338,11 +338,19 @@ def test_two_kinds_each_with_a_field_of_its_own_are_not_joined_by_a_word_more_or
     assert plan_merges(alike, near) == []
     # the same records with the score printed on one kind only: the text of one, nothing of its own in the
     # other, is a record told with a field more
-    one_sided = {k: v for k, v in alike.items() if k != "score"}
-    one_sided["correct"] = replace(one_sided["correct"], companions={"duration": 23})
-    one_sided["duration"] = replace(one_sided["duration"], companions={"correct": 23})
-    assert {(m.source, m.target) for m in plan_merges(one_sided, sim)} == {("reps", "correct"),
-                                                                          ("duration", "study_duration")}
+    # (named a word apart: "puzzle study duration" / "study duration")
+    one_sided = {k: v for k, v in alike.items() if k not in ("score", "duration")}
+    one_sided["correct"] = replace(one_sided["correct"], companions={"puzzle_study_duration": 23})
+    one_sided["puzzle_study_duration"] = replace(alike["duration"], name="puzzle_study_duration",
+                                                 companions={"correct": 23})
+    assert {(m.source, m.target) for m in plan_merges(one_sided, sim)} == {
+        ("reps", "correct"), ("puzzle_study_duration", "study_duration")}
+    # a bare "duration" (a "Time (mins)" label) shares with "study duration" only the word every duration is
+    # named with: no name evidence, the records stay apart
+    bare = {k: v for k, v in alike.items() if k != "score"}
+    bare["correct"] = replace(bare["correct"], companions={"duration": 23})
+    bare["duration"] = replace(bare["duration"], companions={"correct": 23})
+    assert plan_merges(bare, sim) == []
 
 
 def test_a_pairing_that_turns_round_an_order_every_record_keeps_is_not_taken():
@@ -889,3 +897,128 @@ def test_a_second_sense_given_to_one_round_of_the_usual_kind_joins_back():
     assert plan_rejoins(met) == []
     # a person's decision is kept
     assert plan_rejoins(s, keep=frozenset({"gs~2"})) == []
+
+
+def test_one_other_count_beside_a_labels_two_senses_and_a_shared_text_pairs_when_the_rounds_read_alike():
+    # nest boxes: the text logs "eggs, chicks, box"; a camera's screen "eggs, young, box". "eggs" on the screen
+    # was given a sense of its own ("eggs~2") because "young" was new beside it: one label printed beside both
+    boxes = frozenset({"north box", "oak box", "shed box"})
+    s = {
+        "eggs": stats("eggs", None, 0, 8, 16, {"chicks": 16, "box": 12}),
+        "chicks": stats("chicks", None, 1, 8, 17, {"eggs": 16, "box": 13}),
+        "box": replace(stats("box", None, None, None, 20, {"eggs": 12, "chicks": 13, "eggs~2": 7, "young": 7},
+                             kind="text"), values=boxes),
+        "eggs~2": stats("eggs~2", None, 0, 8, 8, {"young": 8, "box": 7}),
+        "young": stats("young", None, 0, 8, 8, {"eggs~2": 8, "box": 7}),
+    }
+    far = lambda a, b: 1.0 if a == b else 0.2  # noqa: E731
+    v, w = np.array([1.0, 0.0]), np.array([0.67, np.sqrt(1 - 0.67 ** 2)])  # cosine 0.67: alike, not the same
+    alike = with_texts(s, {"eggs", "chicks"}, v, w)
+    assert ("young", "chicks") in [(m.source, m.target) for m in plan_merges(alike, far)]
+    # rounds that read as another kind of record stay apart
+    assert plan_merges(with_texts(s, {"eggs", "chicks"}, v, np.array([0.3, np.sqrt(1 - 0.09)])), far) == []
+    # with two other fields on each side the senses were split for their company: no anchor
+    two = dict(alike, **{
+        "chicks": replace(alike["chicks"], companions={"eggs": 16, "box": 13, "fed": 16}),
+        "eggs": replace(alike["eggs"], companions={"chicks": 16, "box": 12, "fed": 16}),
+        "fed": replace(alike["chicks"], name="fed", companions={"eggs": 16, "chicks": 16}),
+        "young": replace(alike["young"], companions={"eggs~2": 8, "box": 7, "seen": 8}),
+        "eggs~2": replace(alike["eggs~2"], companions={"young": 8, "box": 7, "seen": 8}),
+        "seen": replace(alike["young"], name="seen", companions={"eggs~2": 8, "young": 8}),
+    })
+    assert ("young", "chicks") not in [(m.source, m.target) for m in plan_merges(two, far)]
+
+
+def test_a_text_anchor_lets_rounds_that_read_somewhat_alike_join():
+    # a feeder's refill screen ("Fill. 813 g | Food. nyjer | Days since last. 4") and the text's "seed 1.2 kg,
+    # nyjer, 5 d gap": the same four foods beside each, a mass and a bare count that fit
+    foods = frozenset({"fat balls", "nyjer", "peanuts", "sunflower hearts"})
+    s = {
+        "seed": stats("seed", "kg", 0.26, 1.49, 18, {"item": 18, "gap": 9}),
+        "gap": stats("gap", None, 3, 6, 9, {"seed": 9, "item": 9}),
+        "item": replace(stats("item", None, None, None, 18, {"seed": 18, "gap": 9}, kind="text"), values=foods),
+        "fill": stats("fill", "kg", 0.437, 1.343, 9, {"food": 7, "days_since": 6}),
+        "days_since": stats("days_since", None, 2, 6, 6, {"fill": 6, "food": 6}),
+        "food": replace(stats("food", None, None, None, 7, {"fill": 7, "days_since": 6}, kind="text"), values=foods),
+    }
+    far = lambda a, b: 1.0 if a == b else 0.44 if {a, b} == {"fill", "seed"} else 0.2  # noqa: E731
+    a, b = np.array([1.0, 0.0]), np.array([0.53, np.sqrt(1 - 0.53 ** 2)])  # cosine 0.53
+    somewhat = with_texts(s, {"seed", "gap", "item"}, a, b)
+    assert {(m.source, m.target) for m in plan_merges(somewhat, far)} == {
+        ("fill", "seed"), ("days_since", "gap"), ("food", "item")}
+    c = np.array([0.3, np.sqrt(1 - 0.3 ** 2)])  # cosine 0.3: two kinds of record that name the same foods
+    assert plan_merges(with_texts(s, {"seed", "gap", "item"}, a, c), far) == []
+
+
+def _labels(**by_field):
+    return {(f, raw): LabelText(f, raw, frozenset(vals), frozenset(rounds))
+            for f, labs in by_field.items() for raw, vals, rounds in labs}
+
+
+def test_a_text_label_placed_early_in_the_wrong_place_moves_to_the_field_holding_its_values():
+    # "Opponent: Aurelie" was placed early in the unlabelled place that holds "win/loss/draw" in the log
+    # lines "Day 3 — Tomasz, draw, 77 move count"; the place holding the names is "item"
+    people, results = {"aurelie", "keiko", "dev", "tomasz"}, {"win", "loss", "draw"}
+    labels = _labels(item_2=[("item_2", results, {"r1", "r2", "r3"}), ("opponent", people - {"tomasz"}, {"r4", "r5"})],
+                     item=[("item", people, {"r1", "r2", "r3"})],
+                     outcome=[("outcome", results, {"r4", "r5"})])
+    numbers = {"move_count": 5, "rating": 5}
+    s = {
+        "item": replace(stats("item", None, None, None, 3, numbers, kind="text"), values=frozenset(people)),
+        "item_2": replace(stats("item_2", None, None, None, 5, numbers, kind="text"),
+                          values=frozenset(people | results)),
+        "outcome": replace(stats("outcome", None, None, None, 2, numbers, kind="text"), values=frozenset(results)),
+        "move_count": stats("move_count", None, 20, 90, 5, {"item": 3, "item_2": 5, "outcome": 2, "rating": 5}),
+        "rating": stats("rating", None, 1300, 1600, 5, {"item": 3, "item_2": 5, "outcome": 2, "move_count": 5}),
+    }
+    assert [(m.source, m.target) for m in plan_label_moves(labels, s)] == [("opponent", "item")]
+    # the label the field is named after stays; a person's decision is kept
+    assert plan_label_moves(labels, s, keep=frozenset({"opponent"})) == []
+    # values shared with the field's other labels: one field, nothing moves
+    mixed = {**labels, **_labels(item_2=[("item_2", results | {"dev"}, {"r1", "r2", "r3"})])}
+    assert plan_label_moves(mixed, s) == []
+    # the field holding the values meets the label in its rounds: two things of one record
+    met = {**labels, **_labels(item=[("item", people, {"r1", "r4"})])}
+    assert plan_label_moves(met, s) == []
+
+
+def _games(folder: Path) -> Path:
+    t0 = datetime(2025, 3, 1, 10)
+    people, results = ["Dev", "Tomasz", "Aurelie", "Keiko", "Bronwen"], ["loss", "draw", "win"]
+    sessions = []
+    for s in range(1, 21):
+        t = t0 + timedelta(days=s)
+        who, res = people[(s * 3) % 5], results[(s // 2) % 3]
+        u = (f"Game report: Opponent: {who}, the outcome was {res}, {20 + 3 * s} move count and my rating came in "
+             f"at {1400 + 7 * s}." if s % 3 == 1 and s > 1 else
+             f"Day {s} — {who}, {res}, {20 + 3 * s} move count, {1400 + 7 * s} my rating")
+        sessions.append({"session_id": f"S{s}", "date": t.date().isoformat(), "dialogues": [
+            {"round": f"S{s}:R1", "time": t.isoformat(), "user": u, "assistant": "Logged."}]})
+    path = folder / "games.json"
+    path.write_text(json.dumps({"character_profile": {}, "multi_session_dialogues": sessions,
+                                "human-annotated QAs": []}))
+    return path
+
+
+def test_late_re_alignment_moves_a_misplaced_label_and_the_table_holds_one_kind_of_value_per_column(tmp_path):
+    deps = BuildDeps(HashEmbedder(), FakeImageEncoder(), FakeOCR(), RuleExtractor(DEFAULT))
+    with Store(tmp_path / "m.duckdb") as st:
+        build(st, read_file(_games(tmp_path)), deps, DEFAULT)
+        con = st.con
+        # the state an early decision on little evidence leaves: each label its own field, "opponent" in the
+        # unlabelled place of the results
+        con.execute("UPDATE field_aliases SET field = raw_attribute WHERE raw_attribute IN ('item', 'item_2', 'outcome')")
+        con.execute("UPDATE field_aliases SET field = 'item_2' WHERE raw_attribute = 'opponent'")
+        con.execute("UPDATE observations SET attribute = coalesce(raw_attribute, attribute)")
+        con.execute("UPDATE observations SET attribute = 'item_2' WHERE raw_attribute = 'opponent'")
+        recompute_field_stats(con)
+        report = realign(st, DEFAULT, encoder=deps.text_encoder)
+        assert any(m.source == "opponent" for m in report.merges)
+        (t,) = [t for (t,) in con.execute("SELECT table_name FROM memory_tables").fetchall()]
+        cols = [c for (c,) in con.execute(
+            "SELECT column_name FROM information_schema.columns WHERE table_name = ?", [t]).fetchall()]
+        texts = {c: {v for (v,) in con.execute(f'SELECT DISTINCT "{c}" FROM "{t}"').fetchall() if v}
+                 for c in cols if c in ("opponent", "outcome", "item", "item_2")}
+        assert texts.get("opponent") == {"Dev", "Tomasz", "Aurelie", "Keiko", "Bronwen"}, texts
+        assert {v.lower() for v in texts.get("outcome", ())} == {"loss", "draw", "win"}, texts
+        assert len(texts) == 2, texts

@@ -617,3 +617,31 @@ def test_a_column_of_the_named_rows_sharing_a_word_of_the_phrase_before_a_column
     assert _call(s)[:2] == ("review_log", "new")
     want = [r["new"] for r in REVIEWS if r["cards"] > 120]
     assert s.value["value"] == pytest.approx(statistics.mean(want))
+
+
+RATED_GAMES = _rows(14, lambda i: {"rating": 1400.0 + (37 * i) % 200, "move_count": 20.0 + (13 * i) % 60})
+PUZZLES = _rows(10, lambda i: {"tactics_rating": 1500.0 + (53 * i) % 450, "hits": 10.0 + (7 * i) % 20})
+RATED_CHESS = {
+    "move_log": ("One row per move record: rating, move count.", [
+        ("rating", "DOUBLE", None, "", ("My rating",), None),
+        ("move_count", "DOUBLE", None, "", ("move count",), None)], RATED_GAMES, "Played a game"),
+    # named after a field; its rows say "puzzle session"
+    "tactics_log": ("One row per tactics record: tactics rating, hits.", [
+        ("tactics_rating", "DOUBLE", None, "", ("Tactics rating.",), None),
+        ("hits", "DOUBLE", None, "", ("Hits.",), None)], PUZZLES, "Latest puzzle session, see picture"),
+}
+
+
+def test_the_words_before_the_asked_head_name_the_rows_whose_column_of_that_head_is_meant(tmp_path):
+    from conftest import UnlikeEncoder
+
+    # "puzzle rating" with no records named: "puzzle" is said by the rounds of the tactics log, whose own rating
+    # is meant, not the games' rating (the column whose whole name is the head)
+    emb = UnlikeEncoder()
+    con = duckdb.connect(str(build_general_memory(tmp_path / "memory.duckdb", emb, RATED_CHESS)))
+    engine = QueryEngine(con, emb, DEFAULT)
+    t = engine.ask("What's the smallest puzzle rating I logged?")
+    assert _call(_step(t))[:2] == ("tactics_log", "tactics_rating")
+    assert t.answer.text.startswith(f"{min(r['tactics_rating'] for r in PUZZLES):g}"), t.answer.text
+    # "my rating" names no rows: the games' rating
+    assert _call(_step(engine.ask("What's the smallest rating I logged?")))[:2] == ("move_log", "rating")

@@ -468,6 +468,25 @@ class RulePlanner:
         """Tables whose rows are the records `phrase` names, by the words of their rounds."""
         return rows_tables(self._rows_about(phrase, tables))
 
+    def _modifier_rows(self, phrase: str, best: ColumnChoice, numeric: Sequence[ColumnChoice],
+                       tables: list[TableMeta]) -> set[str]:
+        """With no records named, the words before the phrase's head may name them ("puzzle" of "puzzle
+        rating"): the tables whose rounds say those words, when the best column's table is not among them,
+        its name does not say them, and one of theirs is named by the head word itself. Else nothing."""
+        seq = [w for w in re.findall(r"[a-z]+", phrase.lower()) if w not in SCAFFOLD and w not in STOPWORDS
+               and stem(w) not in SCAFFOLD and w not in MEASURE_ADJECTIVES]  # ("big": the operator)
+        if len(seq) < 2:
+            return set()
+        head, mods = stem(seq[-1]), seq[:-1]
+        if {stem(w) for w in mods} & set(tokens(best.column.replace("_", " "))):
+            return set()
+        found = self._tables_of_rows(" ".join(mods), tables)
+        if not found or best.table in found:
+            return set()
+        if not any(c.table in found and head in tokens(c.column.replace("_", " ")) for c in numeric):
+            return set()
+        return found
+
     def _tables_of_records(self, records: str | None, tables: list[TableMeta]) -> set[str]:
         """Tables whose rows are the records the question names ("over all my lake surveys"): by the words of
         their rounds, else the one table whose rounds read like the phrase (columns.like_table: the mean
@@ -817,6 +836,8 @@ class RulePlanner:
                                         named=named)
         best = next((c for c in numeric if c.supported), None)
         by_rows = self._tables_of_records(a.records, tables) if numeric and a.records else set()
+        if numeric and not a.records and best is not None and not cats:
+            by_rows = self._modifier_rows(a.target_text, best, numeric, tables)
         inside = next((c for c in numeric if c.supported and c.table in by_rows), None)
         if inside is None and best is not None and best.table not in by_rows:
             # no column of the named rows' table is supported, but one shares a word of the phrase ("new" of
@@ -825,7 +846,7 @@ class RulePlanner:
                            and c.bm25 > 0), None)
         if inside is not None and best is not None and best.table not in by_rows:
             # "over all my loans": a column of the table whose rows are the loans, before a like column elsewhere
-            notes.append(f"{inside.table} holds the {a.records} (by its rounds): {inside.column} before "
+            notes.append(f"{inside.table} holds the {a.records or 'records'} (by its rounds): {inside.column} before "
                          f"{best.table}.{best.column}")
             best = inside
         elif best is not None and by_rows and best.table not in by_rows and not cats:

@@ -517,6 +517,22 @@ def _apply_moves(con, moves: Sequence[Merge], stats: Mapping[str, FieldStats]) -
             move_label(con, mv.source, target, mv.evidence)
 
 
+def _senses_beside(small: frozenset[str], large: frozenset[str], stats: Mapping[str, FieldStats],
+                   similar: Similarity | None, anchors: int) -> dict[str, str] | None:
+    """Two kinds of record that differ by one field each beside a label's two senses ("eggs" beside "chicks",
+    "eggs~2" beside "young": the label was given a sense of its own because the one other field was new beside
+    it): the senses pair as a field in common would anchor them, and the other two pair as one bare count of
+    each beside two fields in common may (`pairing`). The pairs, senses included, or None."""
+    senses = {x: y for x in small for y in large if x != y and _base(x) == _base(y)}
+    if not senses or len(small) - len(senses) != 1 or len(large) - len(set(senses.values())) != 1:
+        return None
+    rest_small = frozenset(small - senses.keys())
+    rest_large = frozenset(large - set(senses.values()))
+    pairs = pairing(rest_small, rest_large, stats, similar, lenient=True, anchored=True,
+                    anchors=anchors + len(senses))
+    return None if pairs is None else {**pairs, **senses}
+
+
 def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = None,
                 keep: frozenset[str] = frozenset()) -> list[Merge]:
     """The merges late re-alignment would make (pure): for each two groups that are apart and pair
@@ -531,12 +547,6 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
         for b in gs[i + 1:]:
             shared = a & b  # fields both kinds print alike: evidence they are one kind, if the rest pairs
             ra, rb = a - shared, b - shared
-            sa = frozenset(x for x in ra if any(_base(x) == _base(y) for y in rb))
-            if sa and len(ra - sa) == 1 and len(rb) - len(sa) == 1:
-                # a label's two senses ("eggs", "eggs~2") are one label printed beside both kinds, split
-                # because the one other field differs ("chicks" / "young"): shared, when that is all that differs
-                shared, ra = shared | sa, ra - sa
-                rb = frozenset(y for y in rb if not any(_base(x) == _base(y) for x in sa))
             if not ra or not rb:
                 continue
             small, large = (ra, rb) if (len(ra), sorted(ra)) <= (len(rb), sorted(rb)) else (rb, ra)
@@ -550,6 +560,10 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
             if pairs is None and anchor is not None:
                 # no name vouches, but a text field of each holds the same values: the fit alone may pair
                 pairs = pairing(small, large, stats, similar, by_fit=True)
+            if pairs is None and anchor is None:
+                senses = _senses_beside(small, large, stats, similar, len(shared) + len(common_texts))
+                if senses is not None:
+                    pairs, shared = senses, shared | frozenset(x for x, y in senses.items() if _base(x) == _base(y))
             if pairs is None or not _apart(pairs, stats):
                 continue
             if anchor is not None and _read_alike(pairs, stats, ANCHOR_ALIKE):
@@ -564,8 +578,11 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
                 # "duration~2" was given its own field because its records are of another kind: its name
                 # is no evidence for joining them back; another pair close in name, a shared field, or rounds
                 # that read as one stream (a second device's garden counts: 0.78; vocabulary beside writing
-                # sessions: 0.63) are
-                continue
+                # sessions: 0.63) are; or the one other field of each pairs beside them as beside two in common
+                senses = _senses_beside(small, large, stats, similar, len(common_texts))
+                if senses is None:
+                    continue
+                pairs, shared = senses, shared | frozenset(kin)
             by_shape = not shared and max(_closeness(x, y, similar) for x, y in pairs.items()) < CLOSE
             if by_shape and len(pairs) < STRUCTURAL:
                 continue  # without a field in common, one pair must be close in name (or three pair)

@@ -270,3 +270,17 @@ def test_two_captions_read_as_one_box_closed_by_a_colon_are_two_labels():
     assert d["volume"].number == 21300 and d["mash"].number == 67.5
     d = _ocr("Mash Log\nrecipe: o.g. | volume (mL)\nIPA | 1.041 19200\n2026-03-30")
     assert d["recipe"].raw_value == "IPA" and d["o_g"].number == 1.041 and d["volume"].number == 19200
+
+
+def test_a_unit_read_into_the_next_box_goes_back_to_its_number_and_a_grammar_caption_names_no_field():
+    # "22.37 | USD Joao" under "Price: | With:": the currency is the price's, the name is the lesson's unlabelled
+    # text (a log line says "with Joao"); "With" is no name of a field
+    d = _ocr("iTalki-ish\nDuration: | Price: | With:\n80 mins | 22.37 | USD Joao\nToday")
+    assert d["price"].number == 22.37 and d["price"].unit == "$"
+    assert d["item"].raw_value == "Joao" and d["item"].label == ""
+    assert d["duration"].number == 80
+    # a box that is only a unit stays the number's unit box; a name after a number with its unit stays a name
+    d = _ocr("Shop\nWeight: | Buyer:\n410 | g\nLena Park")
+    assert d["weight"].number == 410
+    d = _ocr("iTalki-ish\nduration. | price. | teacher.\n33 min | 34.64 USD | Beatriz")
+    assert d["teacher"].raw_value == "Beatriz" and d["price"].unit == "$"

@@ -1767,9 +1767,31 @@ def _cells(text: str, values: list[Value]) -> list[list[_Cell]]:
                 and len(re.sub(r"\([^()]*\)", " ", seg).split()) <= 6 \
                 and not re.search(r"\w[:=]\s*\S", seg)
             row.append(_Cell(seg, s, vs, is_label, is_value))
-        rows.append(_currency_boxes(text, row))
+        rows.append(_unit_led_texts(text, _currency_boxes(text, row)))
         offset += len(line) + 1
     return rows
+
+
+def _unit_led_texts(text: str, row: list[_Cell]) -> list[_Cell]:
+    """A unit OCR read into the next box ("22.37 | USD Joao" under "Price: | With:"): the unit goes back to
+    the bare number before it and the box keeps its text, when the number has no unit and the unit is
+    followed by words (a box that is only a unit is the number's unit box, `_unit_cells`)."""
+    out: list[_Cell] = []
+    for c in row:
+        prev = out[-1] if out else None
+        m = re.match(r"(\S+)\s+(?=[A-Za-z])", c.text) if not c.values else None
+        unit = parse_unit(m.group(1)) if m else None
+        if prev is not None and unit is not None and prev.is_value and prev.values[0].kind == "number" \
+                and prev.values[0].unit is None and not prev.values[0].ident:
+            v = prev.values[0]
+            end = c.start + m.end(1)
+            out[-1] = _Cell(text[prev.start:end], prev.start, (replace(v, end=end, raw=text[v.start:end], unit=unit),),
+                            False, True, prev.absorbs)
+            rest = c.text[m.end():]
+            out.append(_Cell(rest, c.start + m.end(), (), c.is_label, False))
+            continue
+        out.append(c)
+    return out
 
 
 def _currency_boxes(text: str, row: list[_Cell]) -> list[_Cell]:
@@ -1819,12 +1841,17 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
         if text_cell.start in texts_used or label_cell.start in labels_used:
             return
         name = normalize_attribute(label_cell.text.strip(" :."), value_kind="text")
+        label = label_cell.text.strip(" :")
         if name is None:
-            return
+            # a caption of grammar words only ("With: | Joao"): no name, the record's unlabelled text as a log
+            # line leaves it ("... with Joao"), named as the text extractor names one
+            if any(f.attribute == "item" for f in out):
+                return
+            name, label = "item", ""
         texts_used.add(text_cell.start)
         labels_used.add(label_cell.start)
         out.append(Found(name, text_cell.text, text_cell.start, text_cell.start + len(text_cell.text), "text", None,
-                         None, label_cell.text.strip(" :")))
+                         None, label))
 
     def pair(label_cell: _Cell, value_cell: _Cell) -> None:
         if not value_cell.values:

@@ -645,3 +645,29 @@ def test_the_words_before_the_asked_head_name_the_rows_whose_column_of_that_head
     assert t.answer.text.startswith(f"{min(r['tactics_rating'] for r in PUZZLES):g}"), t.answer.text
     # "my rating" names no rows: the games' rating
     assert _call(_step(engine.ask("What's the smallest rating I logged?")))[:2] == ("move_log", "rating")
+
+
+LESSONS_TAUGHT = _rows(10, lambda i: {"duration": 30.0 + (17 * i) % 60, "price": 20.0 + (7 * i) % 19,
+                                      "item": ("Joao", "Haruka", "Beatriz")[i % 3]})
+TUTORING = {
+    "tutor_log": ("One row per tutor record: duration (min), price ($), item.", [
+        ("duration", "DOUBLE", "min", "", ("Duration",), None),
+        ("price", "DOUBLE", "$", "", ("Price",), None),
+        ("item", "VARCHAR", None, "", ("",), None)], LESSONS_TAUGHT, "Tutor session with my teacher"),
+}
+
+
+def test_which_thing_the_rows_had_is_their_text_column_when_no_number_is_named_by_it(tmp_path):
+    from conftest import UnlikeEncoder
+
+    # "which tutor": one of the names the rows hold (an unlabelled text), not the price they cost
+    emb = UnlikeEncoder()
+    con = duckdb.connect(str(build_general_memory(tmp_path / "memory.duckdb", emb, TUTORING)))
+    engine = QueryEngine(con, emb, DEFAULT)
+    row = LESSONS_TAUGHT[4]
+    day = f"{row['time']:%B} {row['time'].day}, {row['time'].year}"
+    t = engine.ask(f"Which tutor did my tutor session on {day} have?")
+    assert t.answer.text == row["item"], (t.answer.text, t.plan.notes)
+    # a number the noun names is still the number ("which price" reads as its value)
+    t = engine.ask(f"Which price did my tutor session on {day} have?")
+    assert t.answer.text.startswith(f"{row['price']:g}"), t.answer.text

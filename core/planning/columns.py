@@ -360,6 +360,8 @@ def tables_named(records: str | None, tables: Sequence[TableMeta]) -> set[str]:
 
 # a noun that asks which kind of thing: "the food type", "what kind of seed", "which sort of tea"
 _KIND_ASKED = re.compile(r"\b[a-z]{3,}\s+(?:type|kind|sort|variety)\b|\b(?:type|kind|sort|variety)\s+of\b")
+# a question for one thing of the rows by its noun: "which tutor", "whose class" (not "which day": a date)
+_WHICH_ASKED = re.compile(r"\s*(?:which|whose)\s+(?!(?:day|date|month|week|year|time|session|one)s?\b)([a-z]{3,})\b")
 _NOUN_TIME = re.compile(r"\b(?!(?:what|which|the|a|first|last|each|every|any|some|this|that|same|one|next|"
                         r"most|many|how|of|at|in|on|my|our|your|every|spare|free|real|long|short)\b)[a-z]{3,}\s+time\b")
 
@@ -701,6 +703,13 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
     noun_dim = next((MEASURE_ADJECTIVES[w] for w in seq if w in MEASURE_NOUNS), None)
     # a kind asked, when text columns are candidates at all: "food type", "type of filament"
     category_asked = "VARCHAR" in dtypes and _KIND_ASKED.search(text.lower()) is not None
+    which = _WHICH_ASKED.match(text.lower())
+    noun = stem(which.group(1)) if which else None
+    if "VARCHAR" in dtypes and noun and not any(
+            noun in own[i] or any(abbreviates(noun, w) or abbreviates(w, noun) for w in own[i])
+            for i, (_, c) in enumerate(cands) if c.dtype != "VARCHAR"):
+        # "which tutor did my session have": which one, not how much, when no number is named by the noun
+        category_asked = True
     out = []
     inits = initials(text)
     # the phrase's content words in order: a column that names them all (by its words or their initials:

@@ -284,3 +284,10 @@ def test_a_unit_read_into_the_next_box_goes_back_to_its_number_and_a_grammar_cap
     assert d["weight"].number == 410
     d = _ocr("iTalki-ish\nduration. | price. | teacher.\n33 min | 34.64 USD | Beatriz")
     assert d["teacher"].raw_value == "Beatriz" and d["price"].unit == "$"
+
+
+def test_m_in_a_label_that_says_minutes_is_minutes_and_beside_a_length_metres():
+    d = _ocr("Podcatch\nMinutes (m) | Tracks\n42 | 3")
+    assert d["duration"].unit == "min" and d["duration"].number == 42
+    d = _ocr("Track\nLength (m) | Laps\n400 | 3")
+    assert d["length"].unit == "m" and d["length"].number == 400

@@ -921,6 +921,8 @@ def _value_found(attr_label: str, v: Value, *, label_raw: str, average: bool = F
             unit, kind = parse_unit("min"), "number"
     if unit is not None and unit.unit == "m" and set(_label_words(label)) & lex.duration_words - {"length"}:
         unit, number = parse_unit("min"), v.number  # "minutes spent: 15m": m is minutes under a time label
+    if label_unit is not None and label_unit.unit == "m" and set(_label_words(label)) & lex.duration_words - {"length"}:
+        label_unit = parse_unit("min")  # "Minutes (m)": m is minutes in a label that says so
     if unit is None and label_unit is not None and kind == "number" and number is not None:
         unit = label_unit
         number = number * label_unit.factor

@@ -610,3 +610,18 @@ def test_a_units_power_read_as_a_box_of_its_own_joins_the_unit():
     # a digit as tall as the number beside it is a value of its own ("12 m | 3" laps)
     tall = lines[:2] + [OcrLine("3", (160, 94, 180, 130), 1.0)]
     assert layout_text(group_rows(superscripts(tall))) == "consumption\n5.09 m | 3"
+
+
+def test_a_word_read_twice_across_two_boxes_of_a_row_is_kept_once():
+    from core.encoders.ocr import drop_repeats, group_rows, layout_text
+
+    # rapidocr read "76 min 3" over x 19-142 and "39.75" from x 127: the 3 twice
+    lines = [OcrLine("duration.", (19, 74, 111, 96), 1.0),
+             OcrLine("price.", (130, 74, 189, 99), 1.0),
+             OcrLine("76 min 3", (19, 123, 142, 149), 1.0), OcrLine("39.75", (127, 121, 205, 154), 1.0)]
+    assert layout_text(drop_repeats(group_rows(lines))) == "duration. | price.\n76 min | 39.75"
+    # a last word that ends well before the next box, or that the next box does not repeat, stays
+    apart = lines[:2] + [OcrLine("76 min 3", (19, 123, 100, 149), 1.0), OcrLine("39.75", (127, 121, 205, 154), 1.0)]
+    assert "76 min 3" in layout_text(drop_repeats(group_rows(apart)))
+    other = lines[:2] + [OcrLine("76 min 3", (19, 123, 142, 149), 1.0), OcrLine("49.75", (127, 121, 205, 154), 1.0)]
+    assert "76 min 3" in layout_text(drop_repeats(group_rows(other)))

@@ -29,7 +29,8 @@ How a label-value extractor reads the two dashboard layouts:
   ("Distance 6.2 km"): extractors should also look for a value inside a cell.
   It may also merge two labels of a header row; a header box over two or more
   values of the row below is split at the gaps between them (`split_spanning`), and a box of merged
-  values under two or more labels is split at the gaps between the labels (`split_merged`).
+  values under two or more labels is split at the gaps between the labels (`split_merged`). A word read
+  twice, at the end of one box and the start of the next box it overlaps, is kept once (`drop_repeats`).
 
 An image without text (or a 0-byte input) gives OcrResult("", ()).
 """
@@ -254,6 +255,31 @@ def superscripts(lines: Sequence[OcrLine]) -> list[OcrLine]:
     return out
 
 
+def drop_repeats(rows: Sequence[Sequence[OcrLine]]) -> tuple[tuple[OcrLine, ...], ...]:
+    """A box whose last word reaches into the next box of its row and repeats that box's opening ("76 min 3"
+    over x 19-142 beside "39.75" from x 127: rapidocr read the 3 twice) loses that word: the word's position
+    is interpolated along its box's width, and it must start no more than half a character before the next
+    box does."""
+    out = []
+    for row in rows:
+        boxes = list(row)
+        for k in range(len(boxes) - 1):
+            a, b = boxes[k], boxes[k + 1]
+            text = a.text
+            cut = text.rfind(" ")
+            if cut <= 0 or a.box[2] <= b.box[0]:
+                continue
+            word = text[cut + 1:]
+            width = max(a.box[2] - a.box[0], 1.0)
+            char = width / max(len(text), 1)
+            start = a.box[0] + width * (cut + 1) / len(text)
+            if start >= b.box[0] - char / 2 and b.text.startswith(word):
+                boxes[k] = OcrLine(text[:cut].rstrip(), (a.box[0], a.box[1], a.box[0] + width * cut / len(text),
+                                                         a.box[3]), a.score)
+        out.append(tuple(boxes))
+    return tuple(out)
+
+
 def layout_text(rows: Sequence[Sequence[OcrLine]]) -> str:
     """The `text` of an OcrResult: one line per row, cells joined by " | "."""
     return "\n".join(CELL_SEP.join(ln.text for ln in row) for row in rows)
@@ -373,5 +399,5 @@ class RapidOcr:
             p = np.asarray(pts, dtype=np.float64).reshape(-1, 2)
             box = (float(p[:, 0].min()), float(p[:, 1].min()), float(p[:, 0].max()), float(p[:, 1].max()))
             lines.append(OcrLine(text=text, box=box, score=float(score)))
-        rows = split_merged(split_spanning(group_rows(superscripts(lines))))
+        rows = drop_repeats(split_merged(split_spanning(group_rows(superscripts(lines)))))
         return OcrResult(text=layout_text(rows), lines=tuple(ln for row in rows for ln in row))

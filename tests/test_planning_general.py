@@ -671,3 +671,29 @@ def test_which_thing_the_rows_had_is_their_text_column_when_no_number_is_named_b
     # a number the noun names is still the number ("which price" reads as its value)
     t = engine.ask(f"Which price did my tutor session on {day} have?")
     assert t.answer.text.startswith(f"{row['price']:g}"), t.answer.text
+
+
+BLITZ_NIGHTS = _rows(12, lambda i: {"gp": float(4 + (5 * i) % 20), "w": float(1 + (3 * i) % 9)})
+BLITZ_AND_GAMES = {
+    "move_log": ("One row per move record: rating, move count.", [
+        ("rating", "DOUBLE", None, "", ("My rating",), None),
+        ("move_count", "DOUBLE", None, "", ("move count",), None)], RATED_GAMES, "Played a game"),
+    "gp_log": ("One row per gp record: gp, w.", [
+        ("gp", "DOUBLE", None, "", ("GP",), None),
+        ("w", "DOUBLE", None, "", ("W",), None)], BLITZ_NIGHTS, "Blitz tonight"),
+}
+
+
+def test_the_records_named_are_the_rows_whatever_other_rows_the_quantitys_word_is_said_by(tmp_path):
+    from conftest import UnlikeEncoder
+
+    # "games" is said by the rounds of the games played; "across my blitz sessions" names the blitz log's rows,
+    # and its column named after the table (GP, games played) is their quantity
+    emb = UnlikeEncoder()
+    con = duckdb.connect(str(build_general_memory(tmp_path / "memory.duckdb", emb, BLITZ_AND_GAMES)))
+    engine = QueryEngine(con, emb, DEFAULT)
+    t = engine.ask("Minimum games across my blitz sessions?")
+    assert _call(_step(t))[:2] == ("gp_log", "gp"), t.plan.notes
+    assert t.answer.text.startswith(f"{min(r['gp'] for r in BLITZ_NIGHTS):g}"), t.answer.text
+    # with no records named, the games are the games played
+    assert _call(_step(engine.ask("Minimum move count across my games?")))[:2] == ("move_log", "move_count")

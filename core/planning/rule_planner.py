@@ -626,6 +626,15 @@ class RulePlanner:
             named = [f for f in per_word if f]
             found = set.intersection(*named) if 2 * len(named) > len(per_word) and all(
                 len(f) == 1 for f in named) else set()
+        if found and a.records and words:
+            # the records the question names ("across my blitz sessions") are the rows, when the quantity's word
+            # names other rows and none of their columns ("games": the games played, a table of moves and
+            # ratings); a word that is a column's name there ("words" of a word count) names that quantity
+            rows = self._tables_of_records(a.records, tables)
+            said = {stem(w) for w in words}
+            if rows and not found & rows and not any(
+                    said & name_tokens(c) for t in tables if t.table_name in found for c in t.attribute_columns()):
+                found = rows
         if len(found) != 1:
             return None
         (table,) = found
@@ -872,9 +881,12 @@ class RulePlanner:
             # (not when the phrase names the dimension best measures and of_rows' does not: "flow temp" is a
             # temperature, whatever else the rounds that say "flow" hold)
             said_dim = named_dimension(a.target_text or "")
+            # (nor when the question names the records and best is theirs: "what games did my blitz sessions
+            # show" asks the sessions' game count, not the moves of the games another table holds)
             if of_rows is not None and of_rows.table != best.table and not any(
                     not by_meaning(c) and c.supported for c in numeric) and not (
-                    said_dim and best.dimension == said_dim and of_rows.dimension != said_dim):
+                    said_dim and best.dimension == said_dim and of_rows.dimension != said_dim) and not (
+                    best.table in by_rows and of_rows.table not in by_rows):
                 notes.append(f"{best.table}.{best.column} only by meaning; the rounds of {of_rows.table} say "
                              f"{' '.join(phrase_words(a.target_text or ''))!r}: {of_rows.column}")
                 best = replace(of_rows, supported=True)

@@ -697,3 +697,54 @@ def test_the_records_named_are_the_rows_whatever_other_rows_the_quantitys_word_i
     assert t.answer.text.startswith(f"{min(r['gp'] for r in BLITZ_NIGHTS):g}"), t.answer.text
     # with no records named, the games are the games played
     assert _call(_step(engine.ask("Minimum move count across my games?")))[:2] == ("move_log", "move_count")
+
+
+LISTENS = _rows(12, lambda i: {"minutes": 20.0 + (11 * i) % 70, "tracks": float(3 + (5 * i) % 14)})
+VOCAB = _rows(10, lambda i: {"audio_time": 10.0 + (7 * i) % 25, "cards": float(40 + (13 * i) % 90)})
+LISTENING = {
+    "listening_log": ("One row per listening record: minutes (min), tracks.", [
+        ("minutes", "DOUBLE", "min", "", ("Minutes",), None),
+        ("tracks", "DOUBLE", None, "", ("Tracks",), None)], LISTENS, "Listening session on the train"),
+    "card_log": ("One row per card record: audio time (min), cards.", [
+        ("audio_time", "DOUBLE", "min", "", ("Audio time",), None),
+        ("cards", "DOUBLE", None, "", ("Cards",), None)], VOCAB, "Vocabulary session tonight"),
+}
+
+
+def test_the_activity_or_time_of_the_rows_is_how_long_they_took(tmp_path):
+    from conftest import UnlikeEncoder
+
+    emb = UnlikeEncoder()
+    con = duckdb.connect(str(build_general_memory(tmp_path / "memory.duckdb", emb, LISTENING)))
+    engine = QueryEngine(con, emb, DEFAULT)
+    # "how much listening" of listening sessions: the minutes they went on, not the tracks
+    t = engine.ask("How much listening did I do in total across my listening sessions?")
+    assert _call(_step(t))[:2] == ("listening_log", "minutes"), t.plan.notes
+    assert t.answer.text.startswith(f"{sum(r['minutes'] for r in LISTENS):g}"), t.answer.text
+    # "time on vocabulary sessions": how long they took (the audio time), not the cards of the condition
+    t = engine.ask("What was my mean time on vocabulary sessions with cards above 100?")
+    assert _call(_step(t))[:2] == ("card_log", "audio_time"), t.plan.notes
+    want = [r["audio_time"] for r in VOCAB if r["cards"] > 100]
+    assert _step(t).value["value"] == pytest.approx(statistics.mean(want))
+    # the tracks are still the tracks
+    assert _call(_step(engine.ask("How many tracks did I log in total across my listening sessions?")))[:2] \
+        == ("listening_log", "tracks")
+
+
+BOTTLINGS = _rows(10, lambda i: {"gravity": 1.040 + (3 * i % 20) / 1000, "volume": 18.0 + (7 * i) % 6})
+BOTTLED = {
+    "gravity_log": ("One row per gravity record: gravity, volume (L).", [
+        ("gravity", "DOUBLE", None, "", ("OG",), None),
+        ("volume", "DOUBLE", "L", "", ("Volume",), None)], BOTTLINGS, "Bottled the batch"),
+}
+
+
+def test_a_participle_after_the_asked_word_closes_its_phrase(tmp_path):
+    from conftest import UnlikeEncoder
+
+    # "volume bottled": the volume, which "bottled" says of, not a modifier of a noun "bottled"
+    emb = UnlikeEncoder()
+    con = duckdb.connect(str(build_general_memory(tmp_path / "memory.duckdb", emb, BOTTLED)))
+    t = QueryEngine(con, emb, DEFAULT).ask("What was the total volume bottled across my batches?")
+    assert _call(_step(t))[:2] == ("gravity_log", "volume"), t.plan.notes
+    assert t.answer.text.startswith(f"{sum(r['volume'] for r in BOTTLINGS):g}"), t.answer.text

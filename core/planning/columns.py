@@ -362,6 +362,16 @@ def tables_named(records: str | None, tables: Sequence[TableMeta]) -> set[str]:
 _KIND_ASKED = re.compile(r"\b[a-z]{3,}\s+(?:type|kind|sort|variety)\b|\b(?:type|kind|sort|variety)\s+of\b")
 # a question for one thing of the rows by its noun: "which tutor", "whose class" (not "which day": a date)
 _WHICH_ASKED = re.compile(r"\s*(?:which|whose)\s+(?!(?:day|date|month|week|year|time|session|one)s?\b)([a-z]{3,})\b")
+# "time" said of records ("mean time across all my sessions", "my average time on writing exercises"): how long
+# they took, the quantity asked, not a clock time nor the scaffolding of "the last time"
+_TIME_OF_ROWS = re.compile(r"\btime\s+(?:across|over|on|during)\b")
+
+
+def time_of_rows(text: str) -> bool:
+    """True when the phrase asks the time its records took ("time across all my vocabulary sessions")."""
+    return _TIME_OF_ROWS.search(text.lower()) is not None
+
+
 _NOUN_TIME = re.compile(r"\b(?!(?:what|which|the|a|first|last|each|every|any|some|this|that|same|one|next|"
                         r"most|many|how|of|at|in|on|my|our|your|every|spare|free|real|long|short)\b)[a-z]{3,}\s+time\b")
 
@@ -393,9 +403,12 @@ _PARTICLES = frozenset("up down out off over back in on at to by of for from wit
                        "above below like versus vs when while where".split())
 
 
-def _heads(seq: Sequence[str], own: set[str]) -> bool:
+def _heads(seq: Sequence[str], own: set[str], text: str = "") -> bool:
     """Does a word of `seq` that `own` names stand at the end of its noun phrase? Words followed by
-    another content word that `own` does not name are modifiers of that word."""
+    another content word that `own` does not name are modifiers of that word; a past participle after it
+    (written "-ed" in `text`: "volume bottled", "water used") closes the phrase instead."""
+    participles = {stem(w) for w in re.findall(r"\b([a-z]{3,}ed)\b", text.lower())}
+
     def hit(w):
         return w in own or any(abbreviates(w, x) or abbreviates(x, w) or compound_head(w, x) for x in own)
     found = False
@@ -405,7 +418,7 @@ def _heads(seq: Sequence[str], own: set[str]) -> bool:
         found = True
         nxt = seq[k + 1] if k + 1 < len(seq) else None
         if nxt is None or nxt in STOP or nxt in SCAFFOLD or nxt in _FUNCTION_WORDS or nxt in _PARTICLES \
-                or nxt.isdigit() or hit(nxt) or lemma(nxt) != nxt or nxt in MEASURE_ADJECTIVES:
+                or nxt.isdigit() or hit(nxt) or lemma(nxt) != nxt or nxt in MEASURE_ADJECTIVES or nxt in participles:
             return True
     return not found
 
@@ -689,7 +702,8 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
     named_tables = (tables_named(records, tables) if records else set()) | set(named)
     # (or "time" itself is what is asked, the phrase's last word: "what time did my sessions show", "what was
     # the time": the time they took, a duration, as "bake time" is)
-    implied_text = implied is None and (bool(_NOUN_TIME.search(text.lower())) or seq[-1:] == ["time"])
+    implied_text = implied is None and (bool(_NOUN_TIME.search(text.lower())) or seq[-1:] == ["time"]
+                                        or time_of_rows(text))
     if implied_text:
         implied = "duration"
     if implied is None:
@@ -800,7 +814,7 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         # ("heat pump COP" is not "heating": one word of three, and not the head)
         # a matched word that only modifies an unmatched noun ("heat" in "heat pump COP") does not name
         # this column: some matched word must head its phrase (not be followed by another content noun)
-        lexical = overlap > 0 and (bool(dims and cdim in dims) or per_hit or _heads(seq, own[i]))
+        lexical = overlap > 0 and (bool(dims and cdim in dims) or per_hit or _heads(seq, own[i], text))
         # in the table whose rows the question names ("over all my drives"), a looser cosine suffices
         # (an implied dimension also in a table the phrase names by a word of one of its columns: "bake time"
         # is the bakes' duration)

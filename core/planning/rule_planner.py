@@ -22,7 +22,7 @@ import numpy as np
 
 from ..config import Config
 from .columns import (
-    MEASURE_ADJECTIVES, RELATED_DIMENSIONS, SCAFFOLD, ColumnChoice, named_dimension, rows_about, rows_tables, abbreviates, implied_dimension, asked_units, description_words, convert, match_categories, match_columns, name_tokens,
+    MEASURE_ADJECTIVES, RELATED_DIMENSIONS, SCAFFOLD, ColumnChoice, named_dimension, rows_about, rows_tables, abbreviates, implied_dimension, asked_units, description_words, convert, match_categories, match_columns, name_tokens, time_of_rows,
     lettered_name, phrase_words, question_words, record_noun, table_words, unit_dimension, unit_info, unit_tokens, rows_like, like_table,
 )
 from .context import PlanningContext
@@ -660,6 +660,10 @@ class RulePlanner:
         rec = phrase_words(a.records or "")
         stuff = len(own) == 1 and not said and not much and not total and own[0] not in tw and (
             own[0] in rec[:-1] if rec else True)
+        # one verbal noun that names the records' activity ("how much listening", "the listening" of my listening
+        # sessions): how long they went on, a duration, when the rows hold one
+        doing = len(own) == 1 and not said and not total and any(c.dimension == "duration" for c in cands) \
+            and re.search(r"\b" + re.escape(own[0]) + r"[a-z]*ing\b", (a.target_text or "").lower()) is not None
         # a record's total is at least any of its parts: of its sums of money, "the order total" is the largest
         # typical one (the amount, not the postage or the tax beside it)
         medians = {c.name: c.median for t in tables if t.table_name == table for c in t.columns}
@@ -671,8 +675,8 @@ class RulePlanner:
 
         def rank(k_c):
             k, c = k_c
-            amount = c.dimension in ("mass", "volume", "currency") if much else c.dimension == "currency" if total \
-                else stuff and c.dimension in ("mass", "volume")
+            amount = c.dimension == "duration" if doing else c.dimension in ("mass", "volume", "currency") if much \
+                else c.dimension == "currency" if total else stuff and c.dimension in ("mass", "volume")
             # the field the table is named after, or would be by its fields alone: its main quantity
             named = bool(set(tokens(c.column)) & tw) or c.column in mains
             # (`like`: a column elsewhere close in meaning says what kind of quantity is meant: "humidity"
@@ -838,6 +842,8 @@ class RulePlanner:
                                     records=a.records, named=named)
             ctx = {w for c in a.conditions for w in tokens(c.context)}
             own_words = {w for w in tokens(text) if w not in SCAFFOLD} - ctx
+            if time_of_rows(text):
+                own_words.add("time")  # "my average time on writing exercises with words above 336": asked
             if used and not any(c.supported for c in numeric) and not own_words:
                 # the phrase names nothing but the condition's quantity: the condition column it is
                 numeric = match_columns(text, tables, self.embed, self.encode_query, self.config.lambda_meta,

@@ -533,6 +533,25 @@ def _senses_beside(small: frozenset[str], large: frozenset[str], stats: Mapping[
     return None if pairs is None else {**pairs, **senses}
 
 
+def _forced_despite_contrast(small: frozenset[str], large: frozenset[str],
+                             stats: Mapping[str, FieldStats]) -> dict[str, str] | None:
+    """STRUCTURAL or more quantities, each with a unit, each of which fits exactly one field of the other kind
+    (kind, dimension and range), all different, in rounds that read alike (TEXT_ALIKE): the pairing, though
+    one pair's names differ by a contrast word ("flow" in the texts, "max flow" on the meter's screen, beside
+    "meter" / "reading" in m³ and "usage" in m³ / "used" in L). A contrast word says two names are two
+    quantities where one record could hold both; here nothing else fits either, and the rest of the record
+    pairs by its shape alone. At most one such pair; None otherwise."""
+    if len(small) < STRUCTURAL or not all(stats[a].unit for a in small):
+        return None
+    places = {a: [b for b in large if _fit(stats[a], stats[b])] for a in small}
+    if any(len(p) != 1 for p in places.values()) or len({p[0] for p in places.values()}) != len(places):
+        return None
+    pairs = {a: p[0] for a, p in places.items()}
+    if sum(contrasting(_base(a), _base(b)) for a, b in pairs.items()) != 1:
+        return None  # (none: the usual pairing had its say)
+    return pairs if _keeps_order(pairs, stats) and _read_alike(pairs, stats, TEXT_ALIKE) else None
+
+
 def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = None,
                 keep: frozenset[str] = frozenset()) -> list[Merge]:
     """The merges late re-alignment would make (pure): for each two groups that are apart and pair
@@ -564,6 +583,8 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
                 senses = _senses_beside(small, large, stats, similar, len(shared) + len(common_texts))
                 if senses is not None:
                     pairs, shared = senses, shared | frozenset(x for x, y in senses.items() if _base(x) == _base(y))
+            if pairs is None and anchor is None and not shared:
+                pairs = _forced_despite_contrast(small, large, stats)
             if pairs is None or not _apart(pairs, stats):
                 continue
             if anchor is not None and _read_alike(pairs, stats, ANCHOR_ALIKE):

@@ -257,6 +257,32 @@ def test_three_quantities_pairing_by_kind_unit_and_range_need_no_name_evidence_w
     assert plan_merges(s, unlike) == []  # no texts: no evidence beyond the shapes
 
 
+def test_a_contrast_word_does_not_part_the_one_place_a_quantity_fits_beside_two_more_that_pair():
+    # a water meter told in the text (meter m³, usage m³, flow L/min) and shown on its screen (reading m³,
+    # used L, max flow L/min): "max flow" is the only place "flow" fits, and the rest pairs by its shape
+    def flowing(name, lo, hi, rounds, companions):
+        return replace(stats(name, "L/min", lo, hi, rounds, companions), dimension="flow")
+
+    s = {
+        "meter": replace(stats("meter", "m³", 306, 416, 20, {"usage": 20, "flow": 11}), dimension="volume"),
+        "usage": replace(stats("usage", "m³", 0.1, 0.48, 20, {"meter": 20, "flow": 11}), dimension="volume"),
+        "flow": flowing("flow", 4.2, 17.7, 11, {"meter": 11, "usage": 11}),
+        "reading": replace(stats("reading", "m³", 320, 367, 7, {"used": 7, "max_flow": 7}), dimension="volume"),
+        "used": replace(stats("used", "L", 133, 457, 7, {"reading": 7, "max_flow": 7}), dimension="volume"),
+        "max_flow": flowing("max_flow", 6.3, 17.7, 7, {"reading": 7, "used": 7}),
+    }
+    text, screen, other = (1.0, 0.2, 0.0), (0.8, 0.6, 0.0), (0.3, 0.0, 0.95)  # cosines 0.82 and 0.30
+    meters = with_texts(s, ("meter", "usage", "flow"), text, screen)
+    assert {(m.source, m.target) for m in plan_merges(meters, unlike_names)} == {
+        ("max_flow", "flow"), ("reading", "meter"), ("used", "usage")}
+    # rounds that read otherwise: two kinds of record, whatever their shapes
+    assert plan_merges(with_texts(s, ("meter", "usage", "flow"), text, other), unlike_names) == []
+    # two quantities of each are no shape to go by: the contrast parts them
+    two = {k: replace(v, companions={c: n for c, n in v.companions.items() if c not in ("usage", "used")})
+           for k, v in meters.items() if k not in ("usage", "used")}
+    assert plan_merges(two, unlike_names) == []
+
+
 def test_same_shapes_whose_typical_values_differ_in_size_are_two_kinds_of_record():
     # a receipt (total $, tax $, items) and a client's payment (amount $, fee $, days late): the ranges
     # overlap at their ends and the rounds read alike, but a payment is typically ten times a receipt

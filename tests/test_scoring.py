@@ -48,6 +48,9 @@ from core.evaluation.scoring import (
     ("190 kg", "190 g", None, 0.0),  # not a unit of the gold's size: not the answer
     ("1.5 litres", "1500 ml", None, 1.0),
     ("12 g", "12 min", None, 0.0),  # another dimension never matches
+    ("7.455 m³ in total over 27 water readings", "7455 L", None, 1.0),  # cubic metres are litres too
+    ("7.555 m3 in total", "7455 L", None, 0.0),
+    ("7455 m", "7455 min", None, 1.0),  # "m" alone stays minutes
 ])
 def test_numbers(pred, gold, tol, expected):
     assert score_answer(pred, gold, "number", tol) == expected

@@ -253,6 +253,7 @@ def _date_matches(pred: _Date, gold: _Date) -> bool:
 # ---------------------------------------------------------------- numbers
 
 _UNIT_WORDS = [
+    (r"m3|m³|cubic met(?:er|re)s?", "m3"),  # (before "m", minutes)
     (r"h|hr|hrs|hour|hours", "h"),
     (r"m|min|mins|minute|minutes", "min"),
     (r"s|sec|secs|second|seconds", "s"),
@@ -271,7 +272,7 @@ _UNIT_WORDS = [
 _UNIT_RE = re.compile(r"\s*(" + "|".join(f"(?:{p})" for p, _ in _UNIT_WORDS) + r")(?![a-z])", re.IGNORECASE)
 _TIME_UNITS = {"h": 60.0, "min": 1.0, "s": 1.0 / 60.0}  # in minutes
 # one quantity said in another unit of its dimension is the same answer ("20355 mL" for "20.36 L")
-_FAMILIES = (_TIME_UNITS, {"mg": 0.001, "g": 1.0, "kg": 1000.0}, {"mL": 1.0, "L": 1000.0})
+_FAMILIES = (_TIME_UNITS, {"mg": 0.001, "g": 1.0, "kg": 1000.0}, {"mL": 1.0, "L": 1000.0, "m3": 1e6})
 
 _NUMBER_WORDS = {
     "zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8,

@@ -71,6 +71,7 @@ ANCHOR_SUPPORT = 0.5  # what such an anchor adds to a pairing's support when two
 SIZE_RATIO = 4.0  # two fields with enough rounds whose medians differ more than this are two quantities
 JOIN_PASSES = 3  # late joins are planned again after joins, at most this many more times
 REJOIN_ROUNDS = 3  # a second sense in at most this many rounds may have been given too early (plan_rejoins)
+CONTRAST_SIZE = 2.0  # pairs by shape despite a contrast word have typical values at most this far apart
 VOUCH = 0.8  # name evidence of a pair that vouches for an unlike one (initials, the same words in another form)
 
 
@@ -536,7 +537,8 @@ def _senses_beside(small: frozenset[str], large: frozenset[str], stats: Mapping[
 def _forced_despite_contrast(small: frozenset[str], large: frozenset[str],
                              stats: Mapping[str, FieldStats]) -> dict[str, str] | None:
     """STRUCTURAL or more quantities, each with a unit, each of which fits exactly one field of the other kind
-    (kind, dimension and range), all different, in rounds that read alike (TEXT_ALIKE): the pairing, though
+    (kind, dimension and range), all different, of one size (CONTRAST_SIZE) in rounds that read as one kind of
+    record (TEXT_SAME): the pairing, though
     one pair's names differ by a contrast word ("flow" in the texts, "max flow" on the meter's screen, beside
     "meter" / "reading" in m³ and "usage" in m³ / "used" in L). A contrast word says two names are two
     quantities where one record could hold both; here nothing else fits either, and the rest of the record
@@ -549,7 +551,13 @@ def _forced_despite_contrast(small: frozenset[str], large: frozenset[str],
     pairs = {a: p[0] for a, p in places.items()}
     if sum(contrasting(_base(a), _base(b)) for a, b in pairs.items()) != 1:
         return None  # (none: the usual pairing had its say)
-    return pairs if _keeps_order(pairs, stats) and _read_alike(pairs, stats, TEXT_ALIKE) else None
+    # (evidence against the names wants more than a shape: typical values of one size and rounds that read as
+    # one kind of record; a proof's bulk time, dough temperature and hydration beside a starter's peak time,
+    # temperature and rise fit one to one, 2.6 times apart in time, in rounds about bread read at 0.56)
+    gaps = [_size_gap(stats[a], stats[b]) for a, b in pairs.items()]
+    if None in gaps or max(gaps) > np.log(CONTRAST_SIZE):
+        return None
+    return pairs if _keeps_order(pairs, stats) and _read_alike(pairs, stats, TEXT_SAME) else None
 
 
 def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = None,

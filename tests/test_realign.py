@@ -271,12 +271,19 @@ def test_a_contrast_word_does_not_part_the_one_place_a_quantity_fits_beside_two_
         "used": replace(stats("used", "L", 133, 457, 7, {"reading": 7, "max_flow": 7}), dimension="volume"),
         "max_flow": flowing("max_flow", 6.3, 17.7, 7, {"reading": 7, "used": 7}),
     }
+    typical = {"meter": 372, "usage": 0.28, "flow": 8.4, "reading": 335, "used": 249, "max_flow": 12.2}
+    s = {k: replace(v, median=typical[k]) for k, v in s.items()}
     text, screen, other = (1.0, 0.2, 0.0), (0.8, 0.6, 0.0), (0.3, 0.0, 0.95)  # cosines 0.82 and 0.30
     meters = with_texts(s, ("meter", "usage", "flow"), text, screen)
     assert {(m.source, m.target) for m in plan_merges(meters, unlike_names)} == {
         ("max_flow", "flow"), ("reading", "meter"), ("used", "usage")}
     # rounds that read otherwise: two kinds of record, whatever their shapes
     assert plan_merges(with_texts(s, ("meter", "usage", "flow"), text, other), unlike_names) == []
+    # rounds that read only a little alike (0.56: a proof's and a starter's, both about bread) are no evidence
+    # against a contrast, nor typical values 2.6 times apart
+    assert plan_merges(with_texts(s, ("meter", "usage", "flow"), text, (0.6, 0.0, 0.8)), unlike_names) == []
+    apart = {k: replace(v, median=v.median * (2.6 if k in ("reading", "used") else 1)) for k, v in meters.items()}
+    assert plan_merges(apart, unlike_names) == []
     # two quantities of each are no shape to go by: the contrast parts them
     two = {k: replace(v, companions={c: n for c, n in v.companions.items() if c not in ("usage", "used")})
            for k, v in meters.items() if k not in ("usage", "used")}

@@ -748,3 +748,23 @@ def test_a_participle_after_the_asked_word_closes_its_phrase(tmp_path):
     t = QueryEngine(con, emb, DEFAULT).ask("What was the total volume bottled across my batches?")
     assert _call(_step(t))[:2] == ("gravity_log", "volume"), t.plan.notes
     assert t.answer.text.startswith(f"{sum(r['volume'] for r in BOTTLINGS):g}"), t.answer.text
+
+
+def test_a_condition_no_word_names_is_read_by_the_size_of_its_number_or_nothing_is_computed(tmp_path):
+    from conftest import UnlikeEncoder
+
+    # "with solved above 20" where the screen prints "Hits.": of the puzzle sessions' columns only the hits lie
+    # on both sides of 20 (the rating is near 1700)
+    emb = UnlikeEncoder()
+    con = duckdb.connect(str(build_general_memory(tmp_path / "memory.duckdb", emb, RATED_CHESS)))
+    engine = QueryEngine(con, emb, DEFAULT)
+    t = engine.ask("What was my average tactics rating on puzzle sessions with solved above 20?")
+    s = _step(t)
+    assert _call(s)[:2] == ("tactics_log", "tactics_rating"), t.plan.notes
+    want = [r["tactics_rating"] for r in PUZZLES if r["hits"] > 20]
+    assert 0 < len(want) < len(PUZZLES) and s.value["value"] == pytest.approx(statistics.mean(want))
+    # a number no column holds values around: no answer over every row instead
+    t = engine.ask("What was my average tactics rating on puzzle sessions with solved above 5000?")
+    all_rows = f"{statistics.mean(r['tactics_rating'] for r in PUZZLES):g}"
+    assert not t.answer.text.startswith(all_rows[:4]), (t.answer.text, t.plan.notes)
+    assert not [x for x in t.steps if x.tool in ANALYTIC_TOOLS and x.status == "ok"], t.plan.notes

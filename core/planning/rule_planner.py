@@ -375,6 +375,30 @@ class RulePlanner:
                                            "value": round(value, 6) if value is not None else c.number}))
         return out
 
+    def _sized_conditions(self, a: Analysis, table: TableMeta, measured: str, prior: dict) -> list[dict] | None:
+        """A filter on `table` per condition: the column its words name there, else the one column (not the
+        measured one) of the condition's unit kind (its dimension; no unit: a bare number) whose values lie
+        on both sides of its number ("solved above 22" beside a rating near 1700 and hits of 10-30: the
+        hits). None when a condition has neither."""
+        out = []
+        for c in a.conditions:
+            choice = self._condition_column(c, [table], prior)
+            if choice is not None and choice.column != measured:
+                name = choice.column
+            else:
+                dim = unit_dimension(c.unit)
+                cols = [col for col in table.attribute_columns() if col.dtype == "DOUBLE" and col.name != measured]
+                kin = [col for col in cols if dim is not None and unit_dimension(col.unit) == dim] or \
+                    [col for col in cols if col.unit is None]
+                inside = [col for col in kin if _threshold_inside(c, col)]
+                if len(inside) != 1:
+                    return None
+                name = inside[0].name
+            col = next(x for x in table.columns if x.name == name)
+            value = convert(c.number, c.unit, col.unit) if c.unit and col.unit else None
+            out.append({"column": name, "op": c.op, "value": round(value, 6) if value is not None else c.number})
+        return out
+
     def _condition_column(self, c: Condition, tables: list[TableMeta], prior: dict,
                           strict: bool = False) -> ColumnChoice | None:
         dim = unit_dimension(c.unit)
@@ -995,6 +1019,18 @@ class RulePlanner:
                              f"cos {near.cos:.2f}, no shared word)")
             return Decision(a, choices=tuple(numeric[:5]), notes=tuple(notes))
         table, column = best.table, best.column
+        if a.conditions and len(cond) < len(a.conditions) and not any(t != table for t, _ in cond):
+            # a condition whose words name no column ("with solved above 22" where the screen prints "Hits."):
+            # its number says the size of the quantity meant, as a value does in alignment; computed without
+            # it the answer would be over rows the question excludes
+            sized = self._sized_conditions(a, next(t for t in tables if t.table_name == table), column, prior)
+            if sized is None:
+                return Decision(a, choices=tuple(numeric[:5]), notes=tuple(notes + [
+                    f"a condition names no column of {table}, and its number fits no one column there: "
+                    "nothing to compute over"]))
+            notes.append("conditions read in " + table + " (a condition by its number's size): " + ", ".join(
+                f"{f['column']} {f['op']} {f['value']}" for f in sized))
+            cond = [(table, f) for f in sized]
         if a.conditions and (len(cond) < len(a.conditions) or any(t != table for t, _ in cond)):
             # a condition read against every table may land on a like column elsewhere ("humidity over 56 %"
             # on another table's moisture in %): the measured rows' own table decides when it holds a column

@@ -883,7 +883,9 @@ def _unit_dropped(o: Observation) -> Observation:
     """`o` without a unit that was its field's name written after the value ("32 mv" in the field "mv":
     32 moves, no millivolts), else `o` as it is."""
     written = _written_unit(o)
-    return replace(o, unit=None) if len(written) >= 2 and written == _key(o.attribute.split(SENSE_MARK)[0]) else o
+    # (a spelling of percent is percent whatever the label: "30 pct" in the field "pct" is 30 %)
+    return replace(o, unit=None) if len(written) >= 2 and written == _key(o.attribute.split(SENSE_MARK)[0]) \
+        and o.unit != "%" else o
 
 
 def _unit_names(o: Observation, raw: str, name: str, f: _Field) -> bool:

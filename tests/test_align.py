@@ -104,6 +104,12 @@ def test_a_label_written_after_its_value_that_reads_as_a_unit_joins_its_field(st
                         num("rating", 1400 + i, round_id=f"S1:R{i}")])
     assert [o.attribute for o in other.align(4, [num("mv", 24, round_id="S1:R4"), num("rating", 1404, round_id="S1:R4")])] \
         == ["voltage", "rating"]
+    # a spelling of percent stays percent in a field of that name ("30 pct" beside "pct 28": 30 %)
+    pct = FieldAligner(Store(Path(store.path).parent / "p.duckdb").con, DEFAULT)
+    for i in range(1, 4):
+        pct.align(i, [num("pct", 20 + i, round_id=f"S1:R{i}", unit="%"), num("rating", 1400 + i, round_id=f"S1:R{i}")])
+    out = pct.align(4, [Observation("S1:R4", "pct", "30 pct", 30.0, "%", "number"), num("rating", 1404, round_id="S1:R4")])
+    assert out[0].attribute == "pct" and out[0].unit == "%", out
     # a unit that is no label of the round's record stays apart: "3 kg" is not the moves
     assert [o.attribute for o in al.align(5, [Observation("S1:R5", "weight", "3 kg", 3.0, "kg", "number"),
                                               num("rating", 1405, round_id="S1:R5")])][0] != "mv"

@@ -71,7 +71,7 @@ ANCHOR_SUPPORT = 0.5  # what such an anchor adds to a pairing's support when two
 SIZE_RATIO = 4.0  # two fields with enough rounds whose medians differ more than this are two quantities
 JOIN_PASSES = 3  # late joins are planned again after joins, at most this many more times
 REJOIN_ROUNDS = 3  # a second sense in at most this many rounds may have been given too early (plan_rejoins)
-CONTRAST_SIZE = 2.0  # pairs by shape despite a contrast word have typical values at most this far apart
+CONTRAST_SIZE = 2.0  # pairs by shape alone against their names (a contrast, a split) are at most this far apart
 VOUCH = 0.8  # name evidence of a pair that vouches for an unlike one (initials, the same words in another form)
 
 
@@ -554,10 +554,21 @@ def _forced_despite_contrast(small: frozenset[str], large: frozenset[str],
     # (evidence against the names wants more than a shape: typical values of one size and rounds that read as
     # one kind of record; a proof's bulk time, dough temperature and hydration beside a starter's peak time,
     # temperature and rise fit one to one, 2.6 times apart in time, in rounds about bread read at 0.56)
+    return pairs if _of_one_size(pairs, stats) and _keeps_order(pairs, stats) and _read_alike(pairs, stats, TEXT_SAME) \
+        else None
+
+
+def _of_one_size(pairs: Mapping[str, str], stats: Mapping[str, FieldStats]) -> bool:
+    """Every pair's typical values at most CONTRAST_SIZE apart (in one unit); False when a size is unknown."""
     gaps = [_size_gap(stats[a], stats[b]) for a, b in pairs.items()]
-    if None in gaps or max(gaps) > np.log(CONTRAST_SIZE):
-        return None
-    return pairs if _keeps_order(pairs, stats) and _read_alike(pairs, stats, TEXT_SAME) else None
+    return bool(gaps) and None not in gaps and max(gaps) <= np.log(CONTRAST_SIZE)
+
+
+def _shaped_alike(pairs: Mapping[str, str], stats: Mapping[str, FieldStats]) -> bool:
+    """STRUCTURAL or more pairs, every field with a unit, of one size, keeping their orders, in rounds that read
+    alike (TEXT_ALIKE): one kind of record by its shape alone."""
+    return len(pairs) >= STRUCTURAL and all(stats[a].unit and stats[b].unit for a, b in pairs.items()) \
+        and _of_one_size(pairs, stats) and _keeps_order(pairs, stats) and _read_alike(pairs, stats, TEXT_ALIKE)
 
 
 def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = None,
@@ -609,9 +620,16 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
                 # that read as one stream (a second device's garden counts: 0.78; vocabulary beside writing
                 # sessions: 0.63) are; or the one other field of each pairs beside them as beside two in common
                 senses = _senses_beside(small, large, stats, similar, len(common_texts))
-                if senses is None:
+                if senses is not None:
+                    pairs, shared = senses, shared | frozenset(kin)
+                elif _shaped_alike(pairs, stats):
+                    # or every field pairs with a unit and of one size, three or more, in rounds that read alike (a
+                    # water change told in text, "changed" L / "pct" % / "conditioner" mL, and on an app's screen,
+                    # "Vol." L / "Portion." % / "Cond." mL): a writing session and a vocabulary session share a
+                    # duration and read alike too, but their counts have no unit to pair by
+                    shared = shared | frozenset(kin)
+                else:
                     continue
-                pairs, shared = senses, shared | frozenset(kin)
             by_shape = not shared and max(_closeness(x, y, similar) for x, y in pairs.items()) < CLOSE
             if by_shape and len(pairs) < STRUCTURAL:
                 continue  # without a field in common, one pair must be close in name (or three pair)

@@ -552,6 +552,31 @@ def test_a_fields_second_sense_is_not_joined_back_by_shape_alone():
         ("duration~2", "duration"), ("new", "fixes"), ("rev", "length")}
 
 
+def test_a_second_sense_joins_back_when_every_field_pairs_by_its_unit_and_size():
+    # a water change told in the text (changed L, pct %, conditioner mL) and on an app's screen (vol L,
+    # portion %, conditioner~2 mL): three quantities with units, of one size each, in rounds read at 0.6
+    s = {
+        "changed": stats("changed", "L", 5.4, 39, 29, {"pct": 29, "conditioner": 22}),
+        "pct": stats("pct", "%", 10, 50, 29, {"changed": 29, "conditioner": 22}),
+        "conditioner": stats("conditioner", "mL", 2, 15, 23, {"changed": 22, "pct": 22}),
+        "vol": stats("vol", "L", 14.6, 37.6, 5, {"portion": 5, "conditioner~2": 5}),
+        "portion": stats("portion", "%", 18, 44, 5, {"vol": 5, "conditioner~2": 5}),
+        "conditioner~2": stats("conditioner~2", "mL", 4, 10, 5, {"vol": 5, "portion": 5}),
+    }
+    s["pct"], s["portion"] = replace(s["pct"], dimension="percent"), replace(s["portion"], dimension="percent")
+    typical = {"changed": 22.8, "pct": 30, "conditioner": 9, "vol": 25.4, "portion": 26, "conditioner~2": 7}
+    s = {k: replace(v, median=typical[k]) for k, v in s.items()}
+    hobby = with_texts(s, ("changed", "pct", "conditioner"), (1.0, 0.0), (0.6, 0.8))  # cosine 0.6
+    assert {(m.source, m.target) for m in plan_merges(hobby, unlike_names)} == {
+        ("vol", "changed"), ("portion", "pct"), ("conditioner~2", "conditioner")}
+    # a share without its unit is no shape to go by (the counts of writing and vocabulary sessions)
+    bare = {k: replace(v, unit=None, dimension=None) if k == "portion" else v for k, v in hobby.items()}
+    assert plan_merges(bare, unlike_names) == []
+    # nor are sizes twice apart (a larger tank's changes beside a nano tank's)
+    big = {k: replace(v, median=v.median * 2.5) if k == "vol" else v for k, v in hobby.items()}
+    assert plan_merges(big, unlike_names) == []
+
+
 def test_a_split_moves_one_kinds_observations_and_the_report_says_why(tmp_path):
     from core.align import field_report, split_field
 

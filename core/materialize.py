@@ -934,6 +934,14 @@ class Materializer:
                     # how big a value is in each unit: a number printed without its unit is read by its size
                     c["magnitudes"] = [list(m) for m in p.magnitudes]
                     moved = True
+                if p is not None and c["dtype"] == "DOUBLE" and p.dtype == "DOUBLE" and p.unit and c.get("unit") \
+                        and p.unit != c["unit"] and read_beside(c["unit"], [p.unit]) == p.unit:
+                    # a symbol of two readings the column was named in from its first rounds ("34 m watched"), read
+                    # otherwise beside the unit its values now come in (a screen's "27 min" joined the field): minutes
+                    c["unit"] = p.unit
+                    c["description"] = other_units_note(p.unit, p.other_units)
+                    changed.append(f"{t.table_name}.{c['name']}")
+                    moved = True
                 if p is not None and c["dtype"] == "DOUBLE" and bool(p.glued) != bool(c.get("glued")):
                     c["glued"] = bool(p.glued)  # "4.91" beside "3.7 l": the sign glued to every number, read again
                     moved = True

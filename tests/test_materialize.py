@@ -548,6 +548,33 @@ def test_m_beside_minutes_in_one_field_is_minutes_and_beside_kilometres_metres(s
     assert got["S1:R1"] == 51.0 and got["S1:R5"] == 83.0 and sum(got.values()) == 51 + 52 + 53 + 54 + 83 + 71
 
 
+def test_a_column_named_in_m_from_its_first_rounds_is_minutes_once_its_values_also_come_in_minutes(store):
+    # a garden count's texts say "34 m watched" (the table is made then, in "m"); a screen's "Count time 27 min"
+    # joins the field later: at the end of the build the column is minutes, its values unchanged
+    con = store.con
+    for i in range(1, 5):
+        add_round(con, i, [("watched", f"{30 + i} m", 30.0 + i, "m"), ("birds", str(40 + i), 40.0 + i, None)])
+    m = Materializer(con)
+    name = m.apply(1, ("watched", "birds"), 4).schema.table_name
+    for i in range(5, 8):
+        add_round(con, i, [("watched", f"{20 + i} min", 20.0 + i, "min"), ("birds", str(40 + i), 40.0 + i, None)])
+        m.add_round(i, f"S1:R{i}")
+    assert m.settle_types(7) == (f"{name}.watched",)
+    meta = {c["name"]: c for c in json.loads(con.execute(
+        "SELECT columns FROM schemas WHERE schema_id = 1").fetchone()[0])}
+    assert meta["watched"]["unit"] == "min"
+    got = dict(con.execute(f"SELECT source, watched FROM {name}").fetchall())
+    assert got["S1:R1"] == 31.0 and got["S1:R7"] == 27.0
+    # beside kilometres "m" stays metres: nothing changes
+    for i in range(1, 4):
+        add_round(con, 10 + i, [("swum", f"{800 + i} m", 800.0 + i, "m"), ("laps", str(i), float(i), None)])
+    m2 = Materializer(con)
+    swim = m2.apply(10, ("swum", "laps"), 13).schema.table_name
+    add_round(con, 14, [("swum", "1.2 km", 1.2, "km"), ("laps", "24", 24.0, None)])
+    m2.add_round(14, "S1:R14")
+    assert f"{swim}.swum" not in m2.settle_types(14)
+
+
 def test_a_column_whose_usual_unit_gives_values_below_one_is_stored_in_a_unit_the_history_also_used(store):
     # most receipts print "0.28 kg", some "410 g": grams keep every value readable and exact
     con = store.con

@@ -41,7 +41,7 @@ from __future__ import annotations
 import itertools
 import re
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -51,7 +51,7 @@ from .align import (MAX_SENSES, MIN_NAME, SLOT_COSINE, WORD_MORE_OR_LESS, FieldS
                     recompute_field_stats, split_field, words_of)
 from .config import Config
 from .protocols import LLM, TextEncoder
-from .units import convert, unit_dimension
+from .units import convert, read_beside, unit_dimension
 
 GROUP_SHARE = 0.5  # a field is in f's group when it was beside f in at least half of f's rounds
 CLOSE = 0.55  # one pair of a merge must be at least this close by name evidence or cosine
@@ -133,8 +133,19 @@ def _read_alike(pairs: Mapping[str, str], stats: Mapping[str, FieldStats], least
     return None not in alike and bool(alike) and sum(alike) / len(alike) >= least
 
 
+def _read(a: FieldStats, b: FieldStats) -> tuple[FieldStats, FieldStats]:
+    """Two fields with a unit symbol of two readings read beside each other: "34 m watched" in the texts beside
+    a screen's "Count time 27 min" is minutes (`units.read_beside`); others as they are."""
+    au, bu = read_beside(a.unit, [b.unit]), read_beside(b.unit, [a.unit])
+    if (au, bu) == (a.unit, b.unit):
+        return a, b
+    return (replace(a, unit=au, dimension=unit_dimension(au)) if au != a.unit else a,
+            replace(b, unit=bu, dimension=unit_dimension(bu)) if bu != b.unit else b)
+
+
 def _fit(a: FieldStats, b: FieldStats) -> bool:
     """Two fields could be one quantity: same kind, unit (or dimension) and overlapping ranges."""
+    a, b = _read(a, b)
     if a.kind != b.kind:
         return False
     if (a.unit is None) != (b.unit is None):
@@ -352,6 +363,7 @@ SIZE_GAP = 0.3  # ... and at least this much lower (sum of |log median ratio|)
 
 def _size_gap(a: FieldStats, b: FieldStats) -> float | None:
     """|log| of the ratio of two fields' typical values (medians, b converted to a's unit), None unknown."""
+    a, b = _read(a, b)
     if not a.median or not b.median or a.median <= 0 or b.median <= 0:
         return None
     mb = b.median if not (a.unit and b.unit and a.unit != b.unit) else convert(b.median, b.unit, a.unit)

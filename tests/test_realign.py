@@ -290,6 +290,29 @@ def test_a_contrast_word_does_not_part_the_one_place_a_quantity_fits_beside_two_
     assert plan_merges(two, unlike_names) == []
 
 
+def test_m_in_one_naming_beside_minutes_in_the_other_is_minutes_when_pairing():
+    # a garden count told in the text ("34 m watched", read as metres) and on an app's screen ("Count time 27
+    # min"), beside the birds and the species of each
+    s = {
+        "watched": stats("watched", "m", 14, 58, 14, {"ind": 14, "species": 14}),
+        "ind": stats("ind", None, 16, 75, 19, {"watched": 14, "species": 19}),
+        "species": stats("species", None, 4, 19, 19, {"watched": 14, "ind": 19}),
+        "count_time": stats("count_time", "min", 14, 48, 5, {"total_birds": 5, "spp": 5}),
+        "total_birds": stats("total_birds", None, 12, 79, 9, {"count_time": 5, "spp": 9}),
+        "spp": stats("spp", None, 6, 19, 9, {"count_time": 5, "total_birds": 9}),
+    }
+    s["watched"] = replace(s["watched"], dimension="distance")
+    s["count_time"] = replace(s["count_time"], dimension="duration")
+    typical = {"watched": 34, "ind": 52, "species": 9, "count_time": 27, "total_birds": 45, "spp": 14}
+    s = {k: replace(v, median=typical[k]) for k, v in s.items()}
+    garden = with_texts(s, ("watched", "ind", "species"), (1.0, 0.2, 0.0), (0.8, 0.6, 0.0))  # cosine 0.82
+    assert {(m.source, m.target) for m in plan_merges(garden, unlike_names)} == {
+        ("count_time", "watched"), ("total_birds", "ind"), ("spp", "species")}
+    # metres of another size than the minutes (a walk's 340 m) are no count time
+    walk = {k: replace(v, median=340, vmin=150, vmax=900) if k == "watched" else v for k, v in garden.items()}
+    assert ("count_time", "watched") not in {(m.source, m.target) for m in plan_merges(walk, unlike_names)}
+
+
 def test_same_shapes_whose_typical_values_differ_in_size_are_two_kinds_of_record():
     # a receipt (total $, tax $, items) and a client's payment (amount $, fee $, days late): the ranges
     # overlap at their ends and the rounds read alike, but a payment is typically ten times a receipt

@@ -74,6 +74,10 @@ def assert_spans(r: Round, obs: list[Observation], ocr: dict[str, str] | None = 
     # a count of days before "of" is no unit the scanner knows; a time word may start what is counted
     ("Logged 69 days of day streak.", "day_streak", 69.0, None, "69"),
     ("I did 20 minutes of morning yoga.", "morning_yoga_duration", 20.0, "min", "20 minutes"),
+    # a price per unit after a currency sign is a rate, with its label after it in a log line
+    ("Unit price: 1.558 €/L", "unit_price", 1.558, "€/L", "1.558 €/L"),
+    ("Day 23 — 31.34 ltr VOL, 1.558 €/L price per litre, 98.04 EUR amount", "price", 1.558, "€/L", "1.558 €/L"),
+    ("Apples were €2.10/kg today.", "apples", 2.1, "€/kg", "€2.10/kg"),
 ])
 def test_single_value_patterns(text, attribute, number, unit, raw):
     obs = ex(text)

@@ -115,8 +115,11 @@ def _patterns(lex: Lexicon) -> list[tuple[str, re.Pattern]]:
                                 re.I)),
         ("fraction", re.compile(rf"(?<![\w./])(\d+(?:\.\d+)?)\s?/\s?(\d+(?:\.\d+)?)(?![\w/.])"
                                 rf"(?:\s?({unit_alt})(?![\w/]))?", re.I)),
-        ("currency", re.compile(rf"([{cur}])\s?((?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?)(k|K)?(?![\w])"
-                                rf"|((?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?)\s?([{cur}])(?![\w])")),
+        # (a price per unit after the sign: "1.558 €/L", "€2.10/kg")
+        ("currency", re.compile(rf"([{cur}])\s?((?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?)(k|K)?"
+                                rf"(?:\s?/\s?({alt})(?![\w/]))?(?![\w/])"
+                                rf"|((?:\d{{1,3}}(?:,\d{{3}})+|\d+)(?:\.\d+)?)\s?([{cur}])"
+                                rf"(?:\s?/\s?({alt})(?![\w/]))?(?![\w/])", re.I)),
         # a count per time: "1.2bubbles/s", "4 drops per minute", "12 visits/day" (a word the lexicon has no
         # unit for before a time; `count_rate` decides)
         ("count_rate", re.compile(rf"(?<![\w.,/:#{cur}])({_NUM})\s?([A-Za-z]{{3,}})(?:\s?/\s?|\s+per\s+)"
@@ -256,8 +259,9 @@ def _make_value(kind: str, m: re.Match, a: int, b: int, raw: str, text: str) -> 
     if kind == "currency":
         if m.group(2) is not None:
             n = _to_float(m.group(2)) * (1000 if m.group(3) else 1)
-            return Value(a, b, raw, "number", n, parse_unit(m.group(1)))
-        return Value(a, b, raw, "number", _to_float(m.group(4)), parse_unit(m.group(5)))
+            return Value(a, b, raw, "number", n, parse_unit(m.group(1) + (f"/{m.group(4)}" if m.group(4) else "")))
+        return Value(a, b, raw, "number", _to_float(m.group(5)),
+                     parse_unit(m.group(6) + (f"/{m.group(7)}" if m.group(7) else "")))
     if kind == "number_letter":
         if parse_unit(m.group(2)) is not None or re.match(r"(?:st|nd|rd|th)\b", text[a + len(m.group(1)):], re.I):
             return None

@@ -934,10 +934,12 @@ class Materializer:
                     # how big a value is in each unit: a number printed without its unit is read by its size
                     c["magnitudes"] = [list(m) for m in p.magnitudes]
                     moved = True
-                if p is not None and c["dtype"] == "DOUBLE" and p.dtype == "DOUBLE" and p.unit and c.get("unit") \
-                        and p.unit != c["unit"] and read_beside(c["unit"], [p.unit]) == p.unit:
+                if p is not None and c["dtype"] == "DOUBLE" and p.dtype == "DOUBLE" and p.unit and p.unit != c.get(
+                        "unit") and (read_beside(c.get("unit"), [p.unit]) == p.unit or (not c.get("unit") and p.glued)):
                     # a symbol of two readings the column was named in from its first rounds ("34 m watched"), read
-                    # otherwise beside the unit its values now come in (a screen's "27 min" joined the field): minutes
+                    # otherwise beside the unit its values now come in (a screen's "27 min" joined the field): minutes;
+                    # a column of numbers OCR read with their sign glued on as a "1" ("4.91" for "4.9 l") is in the
+                    # unit the one value read whole shows ("3.7 l"), though its first rounds showed none
                     c["unit"] = p.unit
                     c["description"] = other_units_note(p.unit, p.other_units)
                     changed.append(f"{t.table_name}.{c['name']}")

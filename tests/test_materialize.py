@@ -819,6 +819,20 @@ def test_a_sign_ocr_glued_to_every_number_as_a_one_is_read_as_the_sign(store):
     assert col.unit == "L"
     vals = sorted(v for (v,) in con.execute(f"SELECT volume FROM {t.table_name}").fetchall())
     assert vals == pytest.approx(sorted([4.9, 2.4, 4.8, 1.6, 5.3, 3.6, 3.7]))
+    # a table made before the one value read whole came ("3.7 1" in the twelfth round) is in litres at the end
+    for i, raw in enumerate(raws, start=11):
+        add_round(con, i, [("vol", raw, float(raw), None, f"S1:R{i}:I1"), ("sugar_b", "4.1KG", 4.1, "kg")])
+    late = Materializer(con)
+    early = late.apply(11, ("vol", "sugar_b"), 16).schema
+    assert next(c for c in early.columns if c.name == "vol").unit is None
+    add_round(con, 17, [("vol", "3.7 1", 3.7, "L", "S1:R17:I1"), ("sugar_b", "2.2KG", 2.2, "kg")])
+    late.add_round(17, "S1:R17")
+    assert late.settle_types(17) == (f"{early.table_name}.vol",)
+    meta = {c["name"]: c for c in json.loads(con.execute(
+        "SELECT columns FROM schemas WHERE table_name = ?", [early.table_name]).fetchone()[0])}
+    assert meta["vol"]["unit"] == "L"
+    assert sorted(v for (v,) in con.execute(f"SELECT vol FROM {early.table_name}").fetchall()) == pytest.approx(
+        sorted([4.9, 2.4, 4.8, 1.6, 5.3, 3.6, 3.7]))
     # numbers whose last digits vary are numbers
     assert not glued_sign([(r, float(r), None) for r in ("4.91", "3.22", "5.17", "2.41", "6.05")])
     assert not glued_sign([(r, float(r), None) for r in ("4.91", "2.41", "1.61")])  # too few to tell

@@ -535,12 +535,23 @@ def _senses_beside(small: frozenset[str], large: frozenset[str], stats: Mapping[
     """Two kinds of record that differ by one field each beside a label's two senses ("eggs" beside "chicks",
     "eggs~2" beside "young": the label was given a sense of its own because the one other field was new beside
     it): the senses pair as a field in common would anchor them, and the other two pair as one bare count of
-    each beside two fields in common may (`pairing`). The pairs, senses included, or None."""
+    each beside two fields in common may (`pairing`); where the other kind has more fields of its own, the one
+    field with a unit pairs by unit and size in rounds that read alike. The pairs, senses included, or None."""
     senses = {x: y for x in small for y in large if x != y and _base(x) == _base(y)}
-    if not senses or len(small) - len(senses) != 1 or len(large) - len(set(senses.values())) != 1:
+    if not senses or len(small) - len(senses) != 1 or len(large) - len(set(senses.values())) < 1:
         return None
     rest_small = frozenset(small - senses.keys())
     rest_large = frozenset(large - set(senses.values()))
+    if len(rest_large) > 1:
+        # the other kind prints more (a moisture the scale's screen lacks: "HARVEST" kg beside "FRAMES~2", and
+        # "honey" kg, "frames" and "H2O %"): the one field with a unit pairs with the one place of its unit and
+        # size there, when the rounds read as one kind of record
+        (a,) = rest_small
+        places = [b for b in rest_large if _fit(stats[a], stats[b]) and not contrasting(_base(a), _base(b))]
+        if not stats[a].unit or len(places) != 1:
+            return None
+        pairs = {a: places[0], **senses}
+        return pairs if _of_one_size({a: places[0]}, stats) and _read_alike(pairs, stats, TEXT_SAME) else None
     pairs = pairing(rest_small, rest_large, stats, similar, lenient=True, anchored=True,
                     anchors=anchors + len(senses))
     return None if pairs is None else {**pairs, **senses}

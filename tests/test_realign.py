@@ -1010,6 +1010,30 @@ def test_one_other_count_beside_a_labels_two_senses_and_a_shared_text_pairs_when
     assert ("young", "chicks") not in [(m.source, m.target) for m in plan_merges(two, far)]
 
 
+def test_a_quantity_with_a_unit_beside_a_labels_second_sense_pairs_where_the_other_kind_prints_more():
+    # a scale's screen prints "HARVEST 19.72 kilos | FRAMES 17" ("frames~2": "harvest" was new beside it); the
+    # texts say "honey" kg, "frames" and a moisture %: the one place of the harvest's unit and size is the honey
+    s = {
+        "honey": stats("honey", "kg", 2.2, 21.9, 26, {"frames": 26, "h2o": 18}),
+        "frames": stats("frames", None, 3, 20, 26, {"honey": 26, "h2o": 18}),
+        "h2o": replace(stats("h2o", "%", 16.3, 19.7, 18, {"honey": 18, "frames": 18}), dimension="percent"),
+        "harvest": stats("harvest", "kg", 5.6, 19.7, 3, {"frames~2": 3}),
+        "frames~2": stats("frames~2", None, 10, 17, 3, {"harvest": 3}),
+    }
+    typical = {"honey": 14.3, "frames": 11, "h2o": 17.6, "harvest": 10.8, "frames~2": 17}
+    s = {k: replace(v, median=typical[k]) for k, v in s.items()}
+    far = lambda a, b: 1.0 if a == b else 0.2  # noqa: E731
+    v, w = np.array([1.0, 0.0]), np.array([0.73, np.sqrt(1 - 0.73 ** 2)])  # cosine 0.73
+    alike = with_texts(s, {"honey", "frames", "h2o"}, v, w)
+    assert {(m.source, m.target) for m in plan_merges(alike, far)} == {("harvest", "honey"), ("frames~2", "frames")}
+    # rounds read only a little alike (0.6): apart
+    some = with_texts(s, {"honey", "frames", "h2o"}, v, np.array([0.6, 0.8]))
+    assert plan_merges(some, far) == []
+    # a harvest without its unit has no place of its kind to go by
+    bare = {k: replace(x, unit=None, dimension=None) if k == "harvest" else x for k, x in alike.items()}
+    assert plan_merges(bare, far) == []
+
+
 def test_a_text_anchor_lets_rounds_that_read_somewhat_alike_join():
     # a feeder's refill screen ("Fill. 813 g | Food. nyjer | Days since last. 4") and the text's "seed 1.2 kg,
     # nyjer, 5 d gap": the same four foods beside each, a mass and a bare count that fit

@@ -741,6 +741,34 @@ def plan_rejoins(stats: Mapping[str, FieldStats], keep: frozenset[str] = frozens
     return out
 
 
+def plan_lone_joins(stats: Mapping[str, FieldStats], keep: frozenset[str] = frozenset(),
+                    taken: frozenset[str] = frozenset()) -> list[Merge]:
+    """A one-off record every label of which is new: STRUCTURAL or more number fields with units, each in one
+    round, the same round (another app's screen, printed once: "usage. 25.3 kWh | register. 42535 kWh | peak
+    load. 8.1 kW" beside an electricity log's "cons", "reading" and "peak"). When each fits exactly one field of
+    one kind of record and of no other (kind, dimension, range), all different, and the round reads like that
+    kind's rounds (TEXT_ALIKE), its fields join those (pure; `keep` and `taken` are never moved)."""
+    lone = {n for n, f in stats.items() if f.kind == "number" and f.rounds == 1 and f.unit and n not in keep | taken}
+    records = {frozenset({n} | {c for c in stats[n].companions if c in lone}) for n in lone}
+    out = []
+    for rec in sorted(records, key=sorted):
+        if len(rec) < STRUCTURAL or any(set(stats[n].companions) & lone != rec - {n} for n in rec):
+            continue
+        found = []
+        for g in groups(stats):
+            places = {a: [b for b in g if _fit(stats[a], stats[b]) and b not in keep] for a in rec}
+            if all(len(p) == 1 for p in places.values()) and len({p[0] for p in places.values()}) == len(rec):
+                found.append({a: p[0] for a, p in places.items()})
+        if len(found) != 1 or not _read_alike(found[0], stats, TEXT_ALIKE):
+            continue
+        for a, b in sorted(found[0].items()):
+            out.append(Merge(a, b, {
+                "reason": f"late re-alignment: a one-off record ({', '.join(sorted(rec))}) fits one by one the "
+                          f"fields of one kind of record ({', '.join(sorted(found[0].values()))})",
+                "name": 0.0}))
+    return out
+
+
 def _own(side: Iterable[str], other: Iterable[str], stats: Mapping[str, FieldStats]) -> set[str]:
     """Numbers and texts beside a field of `side` in at least half of its rounds, never beside `other`'s
     fields in more than TOGETHER of their rounds."""
@@ -881,6 +909,7 @@ def _join(con, stats: Mapping[str, FieldStats], encoder: TextEncoder | None, kee
     merges = plan_merges(stats, encoder_similarity(encoder, numbers), keep)
     merges += plan_text_joins(stats, keep, frozenset(x for m in merges for x in (m.source, m.target)))
     merges += plan_rejoins(stats, keep, frozenset(x for m in merges for x in (m.source, m.target)))
+    merges += plan_lone_joins(stats, keep, frozenset(x for m in merges for x in (m.source, m.target)))
     for m in merges:
         join_field(con, m.source, m.target, m.evidence, score=float(m.evidence.get("name", 0.0)))
     if merges:

@@ -15,7 +15,8 @@ from core.build import BuildDeps, build
 from core.config import DEFAULT
 from core.extract import RuleExtractor
 from core.formats import read_file
-from core.realign import groups, pairing, plan_label_moves, plan_merges, plan_rejoins, plan_text_joins, realign
+from core.realign import (groups, pairing, plan_label_moves, plan_lone_joins, plan_merges, plan_rejoins,
+                          plan_text_joins, realign)
 from core.store import Store
 
 
@@ -1032,6 +1033,39 @@ def test_a_quantity_with_a_unit_beside_a_labels_second_sense_pairs_where_the_oth
     # a harvest without its unit has no place of its kind to go by
     bare = {k: replace(x, unit=None, dimension=None) if k == "harvest" else x for k, x in alike.items()}
     assert plan_merges(bare, far) == []
+
+
+def test_a_one_off_record_whose_labels_are_all_new_joins_the_one_kind_it_fits_field_by_field():
+    # an electricity log ("cons" kWh, "reading" kWh, "peak" kW) and once another app's screen ("usage." 25.3 kWh,
+    # "register." 42535 kWh, "peak load." 8.1 kW); a solar log has kWh and kW too, of other sizes
+    s = {
+        "cons": stats("cons", "kWh", 9, 27, 28, {"reading": 28, "peak": 19}),
+        "reading": stats("reading", "kWh", 41069, 42931, 28, {"cons": 28, "peak": 19}),
+        "peak": stats("peak", "kW", 2.3, 8.4, 19, {"cons": 19, "reading": 19}),
+        "yield": stats("yield", "kWh", 3, 28, 39, {"max": 39}),
+        "max": stats("max", "kW", 1, 5, 39, {"yield": 39}),
+        "usage": stats("usage", "kWh", 25.3, 25.3, 1, {"register": 1, "peak_load": 1}),
+        "register": stats("register", "kWh", 42535, 42535, 1, {"usage": 1, "peak_load": 1}),
+        "peak_load": stats("peak_load", "kW", 8.1, 8.1, 1, {"usage": 1, "register": 1}),
+    }
+    for k in ("cons", "reading", "yield", "usage", "register"):
+        s[k] = replace(s[k], dimension="energy")
+    for k in ("peak", "max", "peak_load"):
+        s[k] = replace(s[k], dimension="power")
+    v, w = np.array([1.0, 0.0]), np.array([0.8, 0.6])
+    alike = with_texts(s, {"cons", "reading", "peak", "yield", "max"}, v, w)
+    assert {(m.source, m.target) for m in plan_lone_joins(alike)} == {
+        ("usage", "cons"), ("register", "reading"), ("peak_load", "peak")}
+    # a round that reads otherwise, or a one-off of two fields, stays as it is
+    assert plan_lone_joins(with_texts(s, {"cons", "reading", "peak", "yield", "max"}, v, np.array([0.2, 0.98]))) == []
+    two = {k: replace(x, companions={c: n for c, n in x.companions.items() if c != "register"})
+           for k, x in alike.items() if k != "register"}
+    assert plan_lone_joins(two) == []
+    # a one-off that fits two kinds of record field by field is no one's
+    twin = dict(alike, **{k + "_b": replace(alike[k], name=k + "_b", companions={c + "_b": n for c, n in
+                                                                             alike[k].companions.items()})
+                          for k in ("cons", "reading", "peak")})
+    assert plan_lone_joins(twin) == []
 
 
 def test_a_text_anchor_lets_rounds_that_read_somewhat_alike_join():

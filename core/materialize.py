@@ -917,7 +917,8 @@ class Materializer:
 
     def settle_types(self, round_order: int) -> tuple[str, ...]:
         """Re-decide each column's type from all its values up to round_order; a column whose values
-        now support another type is changed to it and its table refilled. Returns "table.column"
+        now support another type is changed to it and its table refilled, as is a column whose unit its
+        values now read otherwise (a symbol of two readings, a sign OCR glued on). Returns "table.column"
         of every changed column.
 
         A column's type is first decided when its table is created, from the few rounds seen then:

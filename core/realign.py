@@ -566,19 +566,16 @@ def _forced_despite_contrast(small: frozenset[str], large: frozenset[str],
     "meter" / "reading" in m³ and "usage" in m³ / "used" in L). A contrast word says two names are two
     quantities where one record could hold both; here nothing else fits either, and the rest of the record
     pairs by its shape alone. At most one such pair; None otherwise."""
-    if len(small) < STRUCTURAL or not all(stats[a].unit for a in small):
-        return None
     places = {a: [b for b in large if _fit(stats[a], stats[b])] for a in small}
     if any(len(p) != 1 for p in places.values()) or len({p[0] for p in places.values()}) != len(places):
         return None
     pairs = {a: p[0] for a, p in places.items()}
     if sum(contrasting(_base(a), _base(b)) for a, b in pairs.items()) != 1:
         return None  # (none: the usual pairing had its say)
-    # (evidence against the names wants more than a shape: typical values of one size and rounds that read as
-    # one kind of record; a proof's bulk time, dough temperature and hydration beside a starter's peak time,
-    # temperature and rise fit one to one, 2.6 times apart in time, in rounds about bread read at 0.56)
-    return pairs if _of_one_size(pairs, stats) and _keeps_order(pairs, stats) and _read_alike(pairs, stats, TEXT_SAME) \
-        else None
+    # (evidence against the names wants more than a shape: rounds that read as one kind of record; a proof's
+    # bulk time, dough temperature and hydration beside a starter's peak time, temperature and rise fit one to
+    # one, 2.6 times apart in time, in rounds about bread read at 0.56)
+    return pairs if _shaped_alike(pairs, stats, TEXT_SAME) else None
 
 
 def _of_one_size(pairs: Mapping[str, str], stats: Mapping[str, FieldStats]) -> bool:
@@ -587,11 +584,11 @@ def _of_one_size(pairs: Mapping[str, str], stats: Mapping[str, FieldStats]) -> b
     return bool(gaps) and None not in gaps and max(gaps) <= np.log(CONTRAST_SIZE)
 
 
-def _shaped_alike(pairs: Mapping[str, str], stats: Mapping[str, FieldStats]) -> bool:
+def _shaped_alike(pairs: Mapping[str, str], stats: Mapping[str, FieldStats], least: float = TEXT_ALIKE) -> bool:
     """STRUCTURAL or more pairs, every field with a unit, of one size, keeping their orders, in rounds that read
-    alike (TEXT_ALIKE): one kind of record by its shape alone."""
+    alike (mean text cosine `least`): one kind of record by its shape alone."""
     return len(pairs) >= STRUCTURAL and all(stats[a].unit and stats[b].unit for a, b in pairs.items()) \
-        and _of_one_size(pairs, stats) and _keeps_order(pairs, stats) and _read_alike(pairs, stats, TEXT_ALIKE)
+        and _of_one_size(pairs, stats) and _keeps_order(pairs, stats) and _read_alike(pairs, stats, least)
 
 
 def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = None,
@@ -750,13 +747,14 @@ def plan_lone_joins(stats: Mapping[str, FieldStats], keep: frozenset[str] = froz
     kind's rounds (TEXT_ALIKE), its fields join those (pure; `keep` and `taken` are never moved)."""
     lone = {n for n, f in stats.items() if f.kind == "number" and f.rounds == 1 and f.unit and n not in keep | taken}
     records = {frozenset({n} | {c for c in stats[n].companions if c in lone}) for n in lone}
+    kinds = groups(stats)
     out = []
     for rec in sorted(records, key=sorted):
         if len(rec) < STRUCTURAL or any(set(stats[n].companions) & lone != rec - {n} for n in rec):
             continue
         found = []
-        for g in groups(stats):
-            places = {a: [b for b in g if _fit(stats[a], stats[b]) and b not in keep] for a in rec}
+        for g in kinds:
+            places = {a: [b for b in g if _fit(stats[a], stats[b]) and b not in keep | taken] for a in rec}
             if all(len(p) == 1 for p in places.values()) and len({p[0] for p in places.values()}) == len(rec):
                 found.append({a: p[0] for a, p in places.items()})
         if len(found) != 1 or not _read_alike(found[0], stats, TEXT_ALIKE):

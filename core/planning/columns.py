@@ -403,12 +403,15 @@ _PARTICLES = frozenset("up down out off over back in on at to by of for from wit
                        "above below like versus vs when while where".split())
 
 
-def _heads(seq: Sequence[str], own: set[str], text: str = "") -> bool:
+def _participles(text: str) -> set[str]:
+    """Words written "-ed" in `text`, as `seq` holds them (stemmed): "bottled" of "volume bottled"."""
+    return {stem(w) for w in re.findall(r"\b([a-z]{3,}ed)\b", text.lower())}
+
+
+def _heads(seq: Sequence[str], own: set[str], participles: set[str] = frozenset()) -> bool:
     """Does a word of `seq` that `own` names stand at the end of its noun phrase? Words followed by
     another content word that `own` does not name are modifiers of that word; a past participle after it
-    (written "-ed" in `text`: "volume bottled", "water used") closes the phrase instead."""
-    participles = {stem(w) for w in re.findall(r"\b([a-z]{3,}ed)\b", text.lower())}
-
+    (`participles`: "volume bottled", "water used") closes the phrase instead."""
     def hit(w):
         return w in own or any(abbreviates(w, x) or abbreviates(x, w) or compound_head(w, x) for x in own)
     found = False
@@ -667,6 +670,7 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
     orig = [w for w in dict.fromkeys(tokens(text) + lemmas(text))
             if w not in SCAFFOLD and w not in all_table_words and w not in MEASURE_ADJECTIVES]
     seq = question_words(text)
+    participles = _participles(text)
     head = next((w for w in reversed(seq) if w not in SCAFFOLD and w not in _FUNCTION_WORDS), None)
     # the head of what is asked: the last content word before a preposition, the rows' noun left out ("front"
     # in "mean front across my tyre checks", "tread" in "mean tread on my free days")
@@ -814,7 +818,7 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         # ("heat pump COP" is not "heating": one word of three, and not the head)
         # a matched word that only modifies an unmatched noun ("heat" in "heat pump COP") does not name
         # this column: some matched word must head its phrase (not be followed by another content noun)
-        lexical = overlap > 0 and (bool(dims and cdim in dims) or per_hit or _heads(seq, own[i], text))
+        lexical = overlap > 0 and (bool(dims and cdim in dims) or per_hit or _heads(seq, own[i], participles))
         # in the table whose rows the question names ("over all my drives"), a looser cosine suffices
         # (an implied dimension also in a table the phrase names by a word of one of its columns: "bake time"
         # is the bakes' duration)

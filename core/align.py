@@ -653,13 +653,13 @@ class FieldAligner:
         companions. Only numbers are split, and only numbers are the company: dates, codes and names
         come with records of any kind. Fields with fewer than three rounds or no usual companions
         (numbers) are not split."""
+        out: dict[str, str] = self._kind_senses(round_order, raws, firsts, created)
         # quantities say what kind of record a round is; dates, codes and names come with any kind
         known = {r: self._alias[r] for r in raws if r in self._alias and self._alias[r] in self._fields
-                 and self._fields[self._alias[r]].kind == "number"}
+                 and r not in out and self._fields[self._alias[r]].kind == "number"}
         if not known:
-            return {}
+            return out
         unknown = [firsts[r] for r in raws if r not in self._alias and firsts[r].value_kind == "number"]
-        out: dict[str, str] = {}
         for raw, f in known.items():
             base = f.split(SENSE_MARK)[0]
             family = [base] + [g for g in self._fields if g.startswith(base + SENSE_MARK)]
@@ -702,6 +702,38 @@ class FieldAligner:
             self._new_aliases.append(Alignment(name, name, round_order, 0.0, {
                 "reason": f"{raw} in a record of another kind (beside {', '.join(beside[:4])}), "
                           f"not like the records of {f}", "sense_of": f}))
+            out[raw] = name
+        return out
+
+    def _kind_senses(self, round_order: int, raws: Sequence[str], firsts: Mapping[str, Observation],
+                     created: set[str]) -> dict[str, str]:
+        """One field holds one kind of value: a known label whose value is a word where its field has
+        held numbers, or a number where it has held words (a screen's "Material: 131.7 g" beside a
+        message's "material TPU"), goes to the field of its family of that kind, or to a new one
+        ("material~2"). raw -> field, for the labels that move; fields seen in one round only are
+        not judged (a first value says little about the field's kind)."""
+        out: dict[str, str] = {}
+        for raw in raws:
+            f = self._alias.get(raw)
+            kind = firsts[raw].value_kind
+            if f is None or f not in self._fields or kind not in ("number", "text"):
+                continue
+            fd = self._fields[f]
+            if fd.kind == kind or fd.kind not in ("number", "text") or fd.rounds < 2:
+                continue
+            base = f.split(SENSE_MARK)[0]
+            family = [base] + [g for g in self._fields if g.startswith(base + SENSE_MARK)]
+            same = [g for g in family if g in self._fields and self._fields[g].kind == kind]
+            if same:
+                out[raw] = same[0]
+                continue
+            if len(family) >= MAX_SENSES:
+                continue
+            name = f"{base}{SENSE_MARK}{len(family) + 1}"
+            self._fields[name] = _Field(name, kind, round_order)
+            created.add(name)
+            self._new_aliases.append(Alignment(name, name, round_order, 0.0, {
+                "reason": f"{raw} holds a {kind} here, not the {fd.kind}s of {f}", "sense_of": f}))
             out[raw] = name
         return out
 

@@ -670,6 +670,26 @@ def test_a_known_label_in_another_unit_dimension_is_another_field(store):
         al.align(20 + i, [num("gas", 3.0 + i, "m³")])
     assert al.align(30, [num("gas", 0.6, "m")])[0].attribute == "gas"
 
+def word(attr: str, value: str, round_id: str = "S1:R1") -> Observation:
+    return Observation(round_id, attr, value, None, None, "text")
+
+
+def test_a_known_label_holding_another_kind_of_value_is_another_field(store):
+    # a screen prints "Material: 131.7 g" (the mass used) where messages say "material TPU" (its kind):
+    # one name, a number on one side and a word on the other; the words go to a field of their own and
+    # the numbers stay, so neither column mixes masses with names
+    al = FieldAligner(store.con, DEFAULT)
+    for i in range(3):
+        al.align(i, [num("material", 100.0 + i, "g"), num("time", 200.0 + i, "min")])
+    (kind, grams) = al.align(5, [word("material", "TPU"), num("filament", 88.0, "g")])
+    assert kind.attribute != "material" and kind.attribute.startswith("material") and kind.raw_attribute == "material"
+    assert al.align(6, [word("material", "PLA")])[0].attribute == kind.attribute
+    assert al.align(7, [num("material", 120.0, "g")])[0].attribute == "material"
+    # a field seen once says little about its kind: its second value joins it whatever it is
+    al.align(8, [word("colour", "red")])
+    assert al.align(9, [num("colour", 3.0)])[0].attribute == "colour"
+
+
 
 def test_field_stats_count_in_how_many_records_one_field_was_the_larger(store):
     from core.align import field_stats

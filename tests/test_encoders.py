@@ -571,6 +571,22 @@ def test_a_box_of_merged_values_under_several_labels_is_split_at_the_gaps_betwee
     assert layout_text(split_merged(group_rows(words))).splitlines()[1] == "fat balls and seed mix"
 
 
+def test_merged_values_under_left_aligned_labels_keep_each_number_with_its_unit():
+    from core.encoders.ocr import group_rows, layout_text, split_merged
+    from core.protocols import OcrLine
+
+    # measured boxes of a trip computer: labels at their columns' left edges, three values read as one
+    # box; the gap between "Km." and "Consumption." lies nearer "174.4|KM" than "KM|7.7l/100"
+    lines = [OcrLine("Km.", (19, 73, 62, 96), 1.0), OcrLine("Consumption.", (162, 74, 297, 98), 1.0),
+             OcrLine("Mean speed.", (331, 71, 460, 99), 1.0), OcrLine("Duration.", (478, 75, 572, 95), 1.0),
+             OcrLine("174.4 KM 7.7l/100 km 68kph", (19, 119, 415, 153), 1.0),
+             OcrLine("1.93 hr", (480, 123, 573, 150), 1.0)]
+    assert layout_text(split_merged(group_rows(lines))).splitlines()[1] == "174.4 KM | 7.7l/100 km | 68kph | 1.93 hr"
+    # a word after a number that is no unit-sized word is still cut where the labels part
+    lines[4] = OcrLine("174.4 Ringwood 7.7l/100 km 68kph", (19, 119, 415, 153), 1.0)
+    assert layout_text(split_merged(group_rows(lines))).splitlines()[1].startswith("174.4 | Ringwood")
+
+
 def test_labels_merged_over_values_merged_are_split_both_ways():
     from core.encoders.ocr import group_rows, layout_text, split_merged, split_spanning
     from core.protocols import OcrLine

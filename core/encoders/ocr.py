@@ -163,9 +163,22 @@ def _split_box(box: OcrLine, under: Sequence[OcrLine]) -> list[OcrLine]:
     return _cut_box(box, [(left.box[2] + right.box[0]) / 2 for left, right in zip(under, under[1:])])
 
 
-def _cut_box(box: OcrLine, gaps: Sequence[float]) -> list[OcrLine]:
+UNIT_STAYS = 2.0  # characters: a cut between a number and the short word after it costs this much more
+
+
+def _unit_after(text: str, k: int) -> bool:
+    """The space at k parts a number from a short word after it ("174.4 KM 7.7l/100 km" at 5): a unit."""
+    before, after = text[:k].split()[-1:], text[k + 1:].split()[:1]
+    return bool(before and after and re.fullmatch(r"[-+]?\d[\d.,]*", before[0])
+                and re.fullmatch(r"[^\W\d_]{1,5}\.?", after[0]))
+
+
+def _cut_box(box: OcrLine, gaps: Sequence[float], *, units_stay: bool = False) -> list[OcrLine]:
     """`box` cut at the word boundary nearest each gap's x (read as a position in its text), the parts'
-    boxes interpolated along its width; the box whole when it has too few word boundaries."""
+    boxes interpolated along its width; the box whole when it has too few word boundaries. With
+    `units_stay` (a row of values), a boundary between a number and a short word after it is
+    UNIT_STAYS characters farther: labels printed at their columns' left edge put the gap between two
+    labels left of where the values part ("174.4 KM 7.7l/100 km" under "Km. | Consumption.")."""
     text = box.text
     spaces = [k for k, ch in enumerate(text) if ch == " "]
     if len(spaces) < len(gaps):
@@ -178,7 +191,7 @@ def _cut_box(box: OcrLine, gaps: Sequence[float]) -> list[OcrLine]:
         free = [k for k in spaces if k not in cuts and (not cuts or k > cuts[-1])]
         if not free:
             return [box]
-        cuts.append(min(free, key=lambda k: abs(k - at)))
+        cuts.append(min(free, key=lambda k: abs(k - at) + (UNIT_STAYS if units_stay and _unit_after(text, k) else 0)))
     parts, start = [], 0
     for k in cuts + [len(text)]:
         parts.append((start, k))
@@ -209,7 +222,8 @@ def split_merged(rows: Sequence[Sequence[OcrLine]]) -> tuple[tuple[OcrLine, ...]
             if len(over) < 2 or not (re.search(r"\d", box.text) or len(box.text.split()) == len(over)):
                 new.append(box)
                 continue
-            new.extend(_cut_box(box, [(left.box[2] + right.box[0]) / 2 for left, right in zip(over, over[1:])]))
+            new.extend(_cut_box(box, [(left.box[2] + right.box[0]) / 2 for left, right in zip(over, over[1:])],
+                                units_stay=True))
         out[i + 1] = new
     for i in range(len(out) - 1):
         head, below = out[i], out[i + 1]

@@ -581,6 +581,29 @@ def test_how_many_of_a_tables_own_noun_counts_its_rows_not_a_column_of_another_t
     assert _call(s) == ("rating_log", "games", "sum") and s.value["value"] == sum(r["games"] for r in BLITZ)
 
 
+GAMES_TABLE = {
+    "game_log": ("One row per game record: length, rtg.", [
+        ("length", "DOUBLE", None, "", ("Length",), None),
+        ("rtg", "DOUBLE", None, "", ("Rtg",), None)], PLAYED_GAMES, "Played a game"),
+    # a table named after its own column: the blitz sessions' "games" (games played in each)
+    "games_log": ("One row per games record: games, b rating.", [
+        ("games", "DOUBLE", None, "", ("games",), None),
+        ("b_rating", "DOUBLE", None, "", ("b-rating",), None)], BLITZ, "Blitz session"),
+}
+
+
+def test_how_many_of_the_rows_noun_counts_them_beside_a_table_named_after_a_like_column(tmp_path_factory):
+    chess = next(_engine_of(tmp_path_factory, "games", GAMES_TABLE))
+    s = _step(chess.ask("How many games are there in total?"))
+    assert _call(s) == ("game_log", "*", "count") and s.value["value"] == len(PLAYED_GAMES)
+    # the rows named apart: what they hold is summed
+    s = _step(chess.ask("How many games did I log in total over all my blitz sessions?"))
+    assert _call(s) == ("games_log", "games", "sum") and s.value["value"] == sum(r["games"] for r in BLITZ)
+    # "was the games under 9": the quantity a condition is on follows the clause's verb, not the rows' words
+    s = _step(chess.ask("On how many blitz sessions was the games under 9?"))
+    assert s.value["value"] == sum(r["games"] < 9 for r in BLITZ), s.summary
+
+
 FEEDS = _rows(6, lambda i: {"food": 4.0 + i, "item": ("pellets", "flakes", "brine shrimp")[i % 3], "fish": float(8 + i % 3)})
 FEEDING = {
     "food_log": ("One row per food record: food (g), item, fish.", [

@@ -772,6 +772,10 @@ class RulePlanner:
                                               for x in (c.name.replace("_", " "),) + tuple(c.aliases)))
         if by_name and not by_name & holders and not whole:
             return False
+        # a table whose rows are called by the noun itself and holds no such column ("game_log" beside a
+        # blitz session's "games"): "how many games are there" counts its rows
+        if {t.table_name for t in tables if stem(record_noun(t.table_name)) == n} - holders and not whole:
+            return False
         # the noun names both a table and a column: the column when that is all its name says
         return any(set(tokens(c.name)) - {"total", "count", "number", "num"} == {n} for c in named)
 
@@ -798,8 +802,12 @@ class RulePlanner:
             # (the rows' table by its rounds in proportion to how many of them name the rows: "games" is
             # said in every game round, and in half the rounds of blitz sessions, "12 games played")
             top = max((about.get(x, 0.0) for x in of_rows), default=0.0)
+            # (a table that holds the noun as a quantity, "games" of blitz sessions in games_log, counts it
+            # per row: its rows are something else, less likely the ones counted)
+            holds = bool(noun) and any(c.dtype == "DOUBLE" and noun in {stem(w) for w in tokens(c.name)}
+                                       for c in t.attribute_columns())
             lex = sum(1 for w in qt if hit(w, words_t)) + (3 if noun and hit(noun, tw) else 0) + (
-                4 * share / top if t.table_name in of_rows and top > 0 else 0)
+                4 * share / top if t.table_name in of_rows and top > 0 else 0) - (1 if holds else 0)
             key = (lex, share, prior.get(t.table_name, 0.0))
             if lex > 0 and (best_key is None or key > best_key):
                 best_key, table = key, t.table_name

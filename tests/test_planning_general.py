@@ -604,6 +604,27 @@ def test_how_many_of_the_rows_noun_counts_them_beside_a_table_named_after_a_like
     assert s.value["value"] == sum(r["games"] < 9 for r in BLITZ), s.summary
 
 
+JOBS = _rows(9, lambda i: {"print_min": 90.0 + (47 * i) % 300,
+                           "material": "Print time" if i == 4 else ("PLA", "TPU", "PETG")[i % 3]})
+PRINTS = {
+    "print_log": ("One row per print record: print min (min), material.", [
+        ("print_min", "DOUBLE", "min", "", ("Print time",), None),
+        ("material", "VARCHAR", None, "", ("material",), None)], JOBS, "Print finished"),
+}
+
+
+def test_a_text_value_that_is_a_columns_own_label_filters_nothing(tmp_path_factory):
+    # a sentence's order misled extraction once: "Print time" became a material; the question naming the
+    # print time is about every print job, not about that one row
+    prints = next(_engine_of(tmp_path_factory, "prints", PRINTS))
+    s = _step(prints.ask("Mean print time across all my print jobs?"))
+    assert s.value["value"] == pytest.approx(sum(r["print_min"] for r in JOBS) / len(JOBS)), s.summary
+    # a real value still filters
+    tpu = [r["print_min"] for r in JOBS if r["material"] == "TPU"]
+    s = _step(prints.ask("What was my average print time for TPU?"))
+    assert s.value["value"] == pytest.approx(sum(tpu) / len(tpu)), s.summary
+
+
 FEEDS = _rows(6, lambda i: {"food": 4.0 + i, "item": ("pellets", "flakes", "brine shrimp")[i % 3], "fish": float(8 + i % 3)})
 FEEDING = {
     "food_log": ("One row per food record: food (g), item, fish.", [

@@ -910,12 +910,17 @@ def match_categories(text: str, tables: Sequence[TableMeta]) -> list[CategoryMat
     qtok = set(toks)
     out: list[CategoryMatch] = []
     for t in tables:
+        # a value that is another column's own label ("Print time" read as a material where a sentence's
+        # order misled extraction) is no category: a question naming that quantity does not filter by it
+        labels = {_value_canon(n) for c in t.attribute_columns()
+                  for n in (c.name.replace("_", " "), *c.aliases) if n}
         for c in t.attribute_columns():
             if not c.categories:
                 continue
             groups: dict[str, list[str]] = {}
             for v in c.categories:
-                groups.setdefault(_value_canon(v), []).append(v)
+                if _value_canon(v) not in labels:
+                    groups.setdefault(_value_canon(v), []).append(v)
             root = _agent_root(c.name)
             for canon, variants in groups.items():
                 vt = canon.split()

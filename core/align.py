@@ -1258,15 +1258,21 @@ def _recompute_fields(con) -> None:
     for order, attr, raw, num, unit, kind in rows:
         by_round.setdefault(order, []).append(Observation("", attr, raw, num, unit, kind or "text"))
     old = {name: _Field.from_json(name, data) for name, data in con.execute("SELECT field, stats FROM fields").fetchall()}
+    # the rounds' text vectors, as the hierarchy stored them with each round's event: a field split off or
+    # joined late has its rounds' text like any other (else late re-alignment cannot tell how they read)
+    vectors = dict(con.execute(
+        "SELECT r.round_order, n.text_emb FROM nodes n JOIN rounds r ON r.round_id = n.round_id "
+        "WHERE n.level = 'event' AND n.text_emb IS NOT NULL").fetchall())
     for order, obs in by_round.items():
         for o in obs:
             if o.attribute not in aligner._fields:
                 prev = old.get(o.attribute)
                 aligner._fields[o.attribute] = _Field(o.attribute, o.value_kind, prev.created if prev else order)
-        aligner._observe(obs, None)
-    # round-text sums cannot be recomputed without the encoder: keep the old ones where the field survives
+        vector = vectors.get(order)
+        aligner._observe(obs, None if vector is None else np.asarray(vector, dtype=np.float64))
+    # with no stored vectors (a memory without its hierarchy), keep the old sums where the field survives
     for name, f in aligner._fields.items():
-        if name in old:
+        if name in old and not vectors:
             f.text_sum = old[name].text_sum
     con.execute("DELETE FROM fields")
     if aligner._fields:

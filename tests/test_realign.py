@@ -622,6 +622,29 @@ def test_a_split_moves_one_kinds_observations_and_the_report_says_why(tmp_path):
     assert lab.reason == "late split: beside a fee"
 
 
+def test_a_field_split_late_has_the_text_of_its_own_rounds(tmp_path):
+    # a field made by a late split must read like its own rounds (stored with each round's event), or late
+    # re-alignment cannot tell whether it reads like another kind of record
+    from core.align import field_stats, split_field
+
+    with Store(tmp_path / "m.duckdb") as st:
+        con = st.con
+        for k, rid in enumerate(["W1", "W2", "T1", "T2"]):
+            con.execute("INSERT INTO rounds (round_id, session_id, round_order, time, dialogue, text, content_hash) "
+                        "VALUES (?, 'S', ?, TIMESTAMP '2026-01-01 10:00:00', '[]', '', '')", [rid, k])
+            vec = [1.0, 0.0, 0.0] if rid.startswith("W") else [0.0, 1.0, 0.0]
+            con.execute("INSERT INTO nodes (node_id, level, round_id, text_emb) VALUES (?, 'event', ?, ?)",
+                        [f"e{k}", rid, vec])
+            con.execute("INSERT INTO observations (round_id, seq, attribute, raw_value, number, unit, value_kind, "
+                        "source, label, extractor, raw_attribute) VALUES (?, 0, 'duration', '40', 40, 'min', 'number', "
+                        "'text', 'Time', 'rules', 'duration')", [rid])
+        split_field(con, "duration", "duration~2", ["T1", "T2"], {"reason": "late split"})
+        recompute_field_stats(con)
+        stats = field_stats(con)
+    assert stats["duration~2"].text is not None and stats["duration"].text is not None
+    assert abs(stats["duration"].text_cosine(stats["duration~2"])) < 1e-9
+
+
 def test_a_field_two_desks_of_one_stream_share_anchors_their_join_before_any_split(tmp_path):
     # desk A prints "Loans, Fines", desk B "Lendings, Fines": one stream; "fines" is no label of two kinds
     t0 = datetime(2025, 3, 1, 10)

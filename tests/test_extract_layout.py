@@ -28,6 +28,18 @@ def test_grid_of_cards_with_a_text_value_reads_value_above_label():
     assert "north" not in d  # the text value is not a label of the number beside it
 
 
+def test_tiles_of_a_name_and_a_number_over_their_captions_beside_a_value_over_its_caption():
+    # an app's tiles: "London System" and "22" big over "Variation" and "Lines reviewed", then "30min" over
+    # "Time", a date as the footer: each value is its caption's, not "London System: 22"
+    d = _ocr("Repertoire Lab\nLondon System | 22\nVariation | Lines reviewed\n30min\nTime\n2025-02-19")
+    assert d["variation"].raw_value == "London System" and d["variation"].value_kind == "text"
+    assert d["lines_reviewed"].number == 22 and "london_system" not in d
+    assert d["duration"].number == 30 and d["duration"].label == "Time"
+    # without a row of values alone over captions it is a key/value table, read as one
+    d = _ocr("Library\nLoan time | 14 days\nBranch | North")
+    assert d["loan_time"].number == 14 and d["branch"].raw_value == "North"
+
+
 def test_grid_with_caption_labels_and_a_missing_card():
     d = _ocr("Loans Desk\nmystery | 3\nGENRE: | BOOKS:\n2.40 EUR\nFINES:\nToday")
     assert d["genre"].raw_value == "mystery" and d["books"].number == 3

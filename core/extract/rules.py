@@ -1902,7 +1902,28 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
         # the label row is a row of captions ("GENRE: | BOOKS:"), or the image has a row of values only under or
         # over a row of labels (a grid, not "Author | Ann Lee" in a key/value table)
         return any(0 <= j < len(rows) and len(rows[j]) == len(row) and all(c.is_label for c in rows[j])
-                   and (all(labelish(c) for c in rows[j]) or values_grid) for j in (k - 1, k + 1))
+                   and (all(labelish(c) for c in rows[j]) or values_grid) for j in (k - 1, k + 1)) or captions_below(k)
+
+    def captions_row(k: int) -> bool:
+        """Row k+1 is as many captions as row k has boxes, and is no header of a row of values after it."""
+        j = k + 1
+        if not 0 <= k < j < len(rows) or len(rows[j]) != len(rows[k]) \
+                or not all(c.is_label and not c.values for c in rows[j]):
+            return False
+        after = rows[j + 1] if j + 1 < len(rows) else []
+        # (a date alone after them is the screen's footer as often as a caption's value)
+        return not (len(after) == len(rows[j]) and any(c.is_value and c.values[0].kind != "date" for c in after))
+
+    # tiles: a row of values only over a row of as many captions ("30min" over "Time") ...
+    tiles = {k for k, r in enumerate(rows) if all(c.is_value for c in r) and captions_row(k)}
+
+    def captions_below(k: int) -> bool:
+        """... make another row of values and short names over captions one too ("London System | 22" over
+        "Variation | Lines reviewed"): each box is the value of the caption under it, not a key and its value
+        (a key/value table has no row of values alone over captions)."""
+        row = rows[k]
+        return len(row) >= 2 and any(c.is_value for c in row) and all(c.is_value or text_cell(c) for c in row) \
+            and captions_row(k) and bool(tiles - {k})
 
     values_grid = any(len(r) >= 2 and all(c.is_value for c in r) and any(
         0 <= j < len(rows) and len(rows[j]) == len(r) and all(c.is_label for c in rows[j]) for j in (k - 1, k + 1))
@@ -2065,7 +2086,7 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
         pairs: list[tuple[_Cell, _Cell]] = []
         taken: set[int] = set()
         text_rows: list[list[tuple[_Cell, _Cell]]] = []
-        for top, bottom in zip(captioned, captioned[1:]):
+        for k, (top, bottom) in enumerate(zip(captioned, captioned[1:])):
             lrow, vrow = (top, bottom) if label_first else (bottom, top)
             # (a capital letter beside other captions is a caption too: "Games | W" under "8 | 10")
             labels = [c for c in lrow if (c.is_label or (re.fullmatch(r"[A-Z]\.?:?", c.text) is not None and any(
@@ -2090,7 +2111,7 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
             # (in a grid: a key/value row "Loan time | 14 days" over "Branch | North" is no row of values)
             # (a row that starts with a value is no key/value row either: "1418.45 USD | Ann Lee" over two labels)
             texts = [c for c in vrow if (label_first or vals and (values_grid or all(labelish(c) for c in labels)
-                                                                  or vrow[0].is_value))
+                                                                  or vrow[0].is_value or captions_below(k)))
                      and text_cell(c) and c.start not in taken]
             if labels and len(labels) == len(lrow) and vals and len(vals) + len(texts) == len(vrow) == len(labels):
                 for lc, vc in zip(labels, vrow):

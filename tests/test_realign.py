@@ -1184,3 +1184,31 @@ def test_late_re_alignment_moves_a_misplaced_label_and_the_table_holds_one_kind_
         assert texts.get("opponent") == {"Dev", "Tomasz", "Aurelie", "Keiko", "Bronwen"}, texts
         assert {v.lower() for v in texts.get("outcome", ())} == {"loss", "draw", "win"}, texts
         assert len(texts) == 2, texts
+
+
+def test_two_pairs_of_one_size_join_by_shape_when_their_rounds_read_as_one_kind():
+    # a second puzzle screen ("Puzzles." | "Tactics rating.") and the text ("solved" | "puzzle rating"), beside
+    # a blitz log ("games" | "blitz rating") whose rating is closer in name to the screen's than the text's is
+    s = {
+        "puzzles": replace(stats("puzzles", None, 26, 35, 4, {"tactics_rating": 4}), median=27.0),
+        "tactics_rating": replace(stats("tactics_rating", None, 1591, 1949, 4, {"puzzles": 4}), median=1743.0),
+        "solved": replace(stats("solved", None, 5, 35, 8, {"puzzle_rating": 8}), median=19.0),
+        "puzzle_rating": replace(stats("puzzle_rating", None, 1501, 2079, 8, {"solved": 8}), median=1917.0),
+        "games": replace(stats("games", None, 4, 24, 11, {"blitz_rating": 11}), median=13.0),
+        "blitz_rating": replace(stats("blitz_rating", None, 1274, 1461, 11, {"games": 11}), median=1411.0),
+    }
+    names = {frozenset({"tactics_rating", "blitz_rating"}): 0.64, frozenset({"tactics_rating", "puzzle_rating"}): 0.48,
+             frozenset({"puzzles", "games"}): 0.41, frozenset({"puzzles", "solved"}): 0.38}
+
+    def similar(a, b):
+        return 1.0 if a == b else names.get(frozenset({a, b}), 0.1)
+
+    screen, text, blitz = (1.0, 0.0, 0.0), (0.77, 0.638, 0.0), (0.48, -0.3, 0.824)  # 0.77 and 0.48 with the screen
+    read = {k: replace(v, text=screen if k in ("puzzles", "tactics_rating") else text if k in ("solved", "puzzle_rating")
+                       else blitz) for k, v in s.items()}
+    assert {(m.source, m.target) for m in plan_merges(read, similar)} == {
+        ("puzzles", "solved"), ("tactics_rating", "puzzle_rating")}
+    # the text read less like the screen (0.6): two pairs are no kind of record by their shape
+    far = dict(read, solved=replace(read["solved"], text=(0.6, 0.8, 0.0)),
+               puzzle_rating=replace(read["puzzle_rating"], text=(0.6, 0.8, 0.0)))
+    assert ("puzzles", "solved") not in {(m.source, m.target) for m in plan_merges(far, similar)}

@@ -594,9 +594,12 @@ def _shaped_alike(pairs: Mapping[str, str], stats: Mapping[str, FieldStats], lea
 def _twin_shape(pairs: Mapping[str, str], stats: Mapping[str, FieldStats]) -> bool:
     """Two pairs, each of one size, keeping their order, in rounds that read as one kind of record
     (SPLIT_ALIKE): a second screen's "Puzzles. | Tactics rating." beside "solved | puzzle rating", 0.77,
-    where a blitz log's "games | blitz rating", closer in name, reads 0.48."""
+    where a blitz log's "games | blitz rating", closer in name, reads 0.48. Quantities with units pair by
+    their units too, so less likeness will do (TEXT_SAME: a meter's "Index" m³ and "Usage" m³ beside the
+    text's "meter" m³ and "consumption" L, 0.68)."""
+    units = all(stats[a].unit and stats[b].unit for a, b in pairs.items())
     return len(pairs) == 2 and _of_one_size(pairs, stats) and _keeps_order(pairs, stats) \
-        and _read_alike(pairs, stats, SPLIT_ALIKE)
+        and _read_alike(pairs, stats, TEXT_SAME if units else SPLIT_ALIKE)
 
 
 def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = None,
@@ -659,7 +662,8 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
                 else:
                     continue
             by_shape = not shared and max(_closeness(x, y, similar) for x, y in pairs.items()) < CLOSE
-            if by_shape and len(pairs) < STRUCTURAL and not _twin_shape(pairs, stats):
+            twin = by_shape and len(pairs) < STRUCTURAL and _twin_shape(pairs, stats)
+            if by_shape and len(pairs) < STRUCTURAL and not twin:
                 continue  # without a field in common, one pair must be close in name (or three pair)
             unlike = [x for x, y in pairs.items() if not _not_unlike(x, y, similar)]
             if (len(unlike) >= 2 and not (shared and all(stats[x].unit for x in unlike))) or by_shape:
@@ -675,7 +679,7 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
                 # another kind than the other's ("line: Catalan" beside reps and study minutes; a score beside
                 # puzzles solved and minutes): two kinds of record whose counts and minutes happen to fit
                 continue
-            if unlike and not shared and len(pairs) < STRUCTURAL and liked < VOUCH and not (
+            if unlike and not shared and len(pairs) < STRUCTURAL and liked < VOUCH and not twin and not (
                     liked >= WORD_MORE_OR_LESS and _read_alike(pairs, stats, TEXT_SAME)):
                 # a pair unlike in name needs another that is one name by its letters ("sm" / "soil moisture"),
                 # not by the encoder ("session duration" / "minutes spent duration" share a unit word) nor a

@@ -1212,3 +1212,27 @@ def test_two_pairs_of_one_size_join_by_shape_when_their_rounds_read_as_one_kind(
     far = dict(read, solved=replace(read["solved"], text=(0.6, 0.8, 0.0)),
                puzzle_rating=replace(read["puzzle_rating"], text=(0.6, 0.8, 0.0)))
     assert ("puzzles", "solved") not in {(m.source, m.target) for m in plan_merges(far, similar)}
+
+
+def test_two_pairs_with_units_join_by_shape_in_rounds_that_read_alike_unlike_in_name():
+    # a water meter's screen ("Index" m³, "Usage" m³) and the text ("meter" m³, "consumption" L): two pairs of
+    # one size each once converted, names unlike, rounds reading 0.68 alike
+    s = {
+        "index": replace(stats("index", "m³", 333, 407, 7, {"usage~2": 7}), median=353.0),
+        "usage~2": replace(stats("usage~2", "m³", 0.13, 0.52, 7, {"index": 7}), median=0.32),
+        "meter": replace(stats("meter", "m³", 300, 406, 19, {"consumption": 19}), median=346.0),
+        "consumption": replace(stats("consumption", "L", 107, 503, 19, {"meter": 19}), median=202.0),
+    }
+    s = {k: replace(v, dimension="volume") for k, v in s.items()}
+    names = {frozenset({"index", "meter"}): 0.25, frozenset({"usage~2", "consumption"}): 0.43}  # measured, MiniLM
+
+    def similar(a, b):
+        return 1.0 if a == b else names.get(frozenset({a, b}), 0.1)
+
+    screen, text = (1.0, 0.0), (0.68, 0.733)
+    read = {k: replace(v, text=screen if k in ("index", "usage~2") else text) for k, v in s.items()}
+    assert {(m.source, m.target) for m in plan_merges(read, similar)} == {
+        ("index", "meter"), ("usage~2", "consumption")}
+    # read as two kinds (0.5): apart
+    apart = {k: replace(v, text=screen if k in ("index", "usage~2") else (0.5, 0.866)) for k, v in s.items()}
+    assert plan_merges(apart, similar) == []

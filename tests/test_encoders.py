@@ -582,9 +582,25 @@ def test_merged_values_under_left_aligned_labels_keep_each_number_with_its_unit(
              OcrLine("174.4 KM 7.7l/100 km 68kph", (19, 119, 415, 153), 1.0),
              OcrLine("1.93 hr", (480, 123, 573, 150), 1.0)]
     assert layout_text(split_merged(group_rows(lines))).splitlines()[1] == "174.4 KM | 7.7l/100 km | 68kph | 1.93 hr"
-    # a word after a number that is no unit-sized word is still cut where the labels part
-    lines[4] = OcrLine("174.4 Ringwood 7.7l/100 km 68kph", (19, 119, 415, 153), 1.0)
-    assert layout_text(split_merged(group_rows(lines))).splitlines()[1].startswith("174.4 | Ringwood")
+    # labels centred over their values: the middle of the gap between them, a unit-sized word kept
+    centred = [OcrLine("Km", (60, 73, 90, 96), 1.0), OcrLine("Fuel", (200, 74, 250, 98), 1.0),
+               OcrLine("174.4 KM 7.7 L", (30, 119, 290, 153), 1.0)]
+    assert layout_text(split_merged(group_rows(centred))).splitlines()[1] == "174.4 KM | 7.7 L"
+
+
+def test_a_left_aligned_header_of_several_words_is_split_where_the_second_column_starts():
+    from core.encoders.ocr import group_rows, layout_text, split_spanning
+    from core.protocols import OcrLine
+
+    # measured boxes: "nutrient dose" and "dil." read as one box over "5 mL" and "2.5 l"; the middle of the gap
+    # between the values lies inside "dose", the second value starts where "dil." does
+    lines = [OcrLine("FeedTrack", (20, 18, 163, 45), 1.0), OcrLine("nutrient dose dil.", (18, 72, 208, 97), 1.0),
+             OcrLine("5 mL", (19, 124, 85, 149), 1.0), OcrLine("2.51", (172, 122, 233, 149), 1.0)]
+    assert layout_text(split_spanning(group_rows(lines))).splitlines()[1] == "nutrient dose | dil."
+    # a title of two words over two values, the second word not over the second value, stays whole
+    title = [OcrLine("Feed Track", (18, 72, 208, 97), 1.0), OcrLine("5 mL", (19, 124, 85, 149), 1.0),
+             OcrLine("2.51", (172, 122, 233, 149), 1.0)]
+    assert layout_text(split_spanning(group_rows(title))).splitlines()[0] == "Feed Track"
 
 
 def test_labels_merged_over_values_merged_are_split_both_ways():

@@ -150,17 +150,34 @@ def _stands_under(b: OcrLine, box: OcrLine) -> bool:
 
 def _aligned(parts: Sequence[OcrLine], under: Sequence[OcrLine]) -> bool:
     """Each part of a split lone box is one word that starts or is centred within a character and a half
-    of the box under it (the columns of a header, not the words of a title)."""
-    if len(parts) != len(under) or len(parts) < 2 or any(len(p.text.split()) != 1 for p in parts):
+    of the box under it (the columns of a header, not the words of a title); or, of several words, starts
+    within a character of it ("nutrient dose | dil." over "5 mL | 2.5 l", printed left-aligned)."""
+    if len(parts) != len(under) or len(parts) < 2:
         return False
     chars = sum(len(p.text) for p in parts) + len(parts) - 1
-    tol = 1.5 * (parts[-1].box[2] - parts[0].box[0]) / max(chars, 1)
+    char = (parts[-1].box[2] - parts[0].box[0]) / max(chars, 1)
+    if any(len(p.text.split()) != 1 for p in parts):
+        return all(abs(p.box[0] - u.box[0]) <= char for p, u in zip(parts, under))
+    tol = 1.5 * char
     return all(abs(p.box[0] - u.box[0]) <= tol or abs((p.box[0] + p.box[2]) - (u.box[0] + u.box[2])) / 2 <= tol
                for p, u in zip(parts, under))
 
 
 def _split_box(box: OcrLine, under: Sequence[OcrLine]) -> list[OcrLine]:
-    return _cut_box(box, [(left.box[2] + right.box[0]) / 2 for left, right in zip(under, under[1:])])
+    return _cut_box(box, _column_edges(box, under))
+
+
+def _column_edges(box: OcrLine, columns: Sequence[OcrLine]) -> list[float]:
+    """Where, along `box`, each of `columns` (left to right) ends and the next begins: the next one's left
+    edge when the first starts where the box does (a table printed left-aligned: "nutrient dose dil." over
+    "5 mL" and "2.5 l", whose gap's middle lies inside "dose"), the previous one's right edge when the last
+    ends where the box does (right-aligned), else the middle of the gap between them (centred)."""
+    tol = 1.5 * (box.box[2] - box.box[0]) / max(len(box.text), 1)
+    if abs(columns[0].box[0] - box.box[0]) <= tol:
+        return [c.box[0] for c in columns[1:]]
+    if abs(columns[-1].box[2] - box.box[2]) <= tol:
+        return [c.box[2] for c in columns[:-1]]
+    return [(left.box[2] + right.box[0]) / 2 for left, right in zip(columns, columns[1:])]
 
 
 UNIT_STAYS = 2.0  # characters: a cut between a number and the short word after it costs this much more
@@ -222,8 +239,7 @@ def split_merged(rows: Sequence[Sequence[OcrLine]]) -> tuple[tuple[OcrLine, ...]
             if len(over) < 2 or not (re.search(r"\d", box.text) or len(box.text.split()) == len(over)):
                 new.append(box)
                 continue
-            new.extend(_cut_box(box, [(left.box[2] + right.box[0]) / 2 for left, right in zip(over, over[1:])],
-                                units_stay=True))
+            new.extend(_cut_box(box, _column_edges(box, over), units_stay=True))
         out[i + 1] = new
     for i in range(len(out) - 1):
         head, below = out[i], out[i + 1]

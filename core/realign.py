@@ -584,10 +584,14 @@ def _of_one_size(pairs: Mapping[str, str], stats: Mapping[str, FieldStats]) -> b
     return bool(gaps) and None not in gaps and max(gaps) <= np.log(CONTRAST_SIZE)
 
 
-def _shaped_alike(pairs: Mapping[str, str], stats: Mapping[str, FieldStats], least: float = TEXT_ALIKE) -> bool:
+def _shaped_alike(pairs: Mapping[str, str], stats: Mapping[str, FieldStats], least: float = TEXT_ALIKE,
+                  kin: Iterable[str] = ()) -> bool:
     """STRUCTURAL or more pairs, every field with a unit, of one size, keeping their orders, in rounds that read
-    alike (mean text cosine `least`): one kind of record by its shape alone."""
-    return len(pairs) >= STRUCTURAL and all(stats[a].unit and stats[b].unit for a, b in pairs.items()) \
+    alike (mean text cosine `least`): one kind of record by its shape alone. A field and its own second sense
+    (`kin`, paired by name) need no unit: "frames~2" beside "Net." kg and "Moisture." % on a screen, "frames"
+    beside "honey" kg and "h2o %" in the text."""
+    kin = set(kin)
+    return len(pairs) >= STRUCTURAL and all(stats[a].unit and stats[b].unit for a, b in pairs.items() if a not in kin) \
         and _of_one_size(pairs, stats) and _keeps_order(pairs, stats) and _read_alike(pairs, stats, least)
 
 
@@ -653,7 +657,7 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
                 senses = _senses_beside(small, large, stats, similar, len(common_texts))
                 if senses is not None:
                     pairs, shared = senses, shared | frozenset(kin)
-                elif _shaped_alike(pairs, stats):
+                elif _shaped_alike(pairs, stats, kin=kin):
                     # or every field pairs with a unit and of one size, three or more, in rounds that read alike (a
                     # water change told in text, "changed" L / "pct" % / "conditioner" mL, and on an app's screen,
                     # "Vol." L / "Portion." % / "Cond." mL): a writing session and a vocabulary session share a

@@ -1236,3 +1236,29 @@ def test_two_pairs_with_units_join_by_shape_in_rounds_that_read_alike_unlike_in_
     # read as two kinds (0.5): apart
     apart = {k: replace(v, text=screen if k in ("index", "usage~2") else (0.5, 0.866)) for k, v in s.items()}
     assert plan_merges(apart, similar) == []
+
+
+def test_a_fields_second_sense_beside_quantities_with_units_joins_back_by_shape():
+    # a scale's screen ("Frames." | "Net." kg | "Moisture." %) beside the text ("frames" | "honey" kg | "h2o %"):
+    # "frames~2" was split off for its unlike company; net and moisture pair by unit and size, rounds read 0.75
+    s = {
+        "frames": replace(stats("frames", None, 4, 20, 38, {"honey": 35, "h2o": 27}), median=11.5),
+        "honey": replace(stats("honey", "kg", 2.7, 21.6, 35, {"frames": 35, "h2o": 27}), median=12.1),
+        "h2o": replace(stats("h2o", "%", 16.1, 19.8, 27, {"frames": 27, "honey": 27}), median=17.8),
+        "frames~2": replace(stats("frames~2", None, 6, 19, 6, {"net": 6, "moisture": 4}), median=13.5),
+        "net": replace(stats("net", "kg", 2.2, 21.7, 9, {"frames~2": 6, "moisture": 5}), median=16.4),
+        "moisture": replace(stats("moisture", "%", 17.2, 19.1, 5, {"frames~2": 4, "net": 5}), median=17.9),
+    }
+    names = {frozenset({"h2o", "moisture"}): 0.31, frozenset({"honey", "net"}): 0.21}  # measured, MiniLM
+
+    def similar(a, b):
+        return 1.0 if a.split("~")[0] == b.split("~")[0] else names.get(frozenset({a, b}), 0.1)
+
+    screen, text = (1.0, 0.0), (0.748, 0.664)
+    read = {k: replace(v, text=screen if k in ("frames~2", "net", "moisture") else text) for k, v in s.items()}
+    assert {(m.source, m.target) for m in plan_merges(read, similar)} == {
+        ("frames~2", "frames"), ("net", "honey"), ("moisture", "h2o")}
+    # the same shapes with a bare count where the mass was: no unit to pair by, apart
+    bare = dict(read, net=replace(read["net"], unit=None, dimension=None),
+                honey=replace(read["honey"], unit=None, dimension=None))
+    assert plan_merges(bare, similar) == []

@@ -721,6 +721,9 @@ def test_ocr_labels_with_digits_parentheses_and_abbreviation_periods():
     ("Some blitz. games 8; W: 9; blitz 1523", {"games": 8.0, "w": 9.0, "blitz": 1523.0}),
     ("Feeder: the seed type was peanuts and interval came in at 5.", {"seed_type": "peanuts", "interval": 5.0}),
     ("My puzzles was six today.", {"puzzles": 6.0}),
+    # a hyphenated label is one label: "in" of "feed-in" is no connective before the value
+    ("Generation came in at 4.7 kWh, max at 3.69 kW and feed-in came in at 7.2 kWh.",
+     {"generation": 4.7, "max_power": 3.69, "feed": 7.2}),
 ])
 def test_verb_phrasings_number_words_and_copula_texts(text, want):
     d = by_attr(ex(text))

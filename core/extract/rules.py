@@ -304,7 +304,7 @@ def _make_value(kind: str, m: re.Match, a: int, b: int, raw: str, text: str) -> 
 
 # --------------------------------------------------------------------------- labels
 
-_WORD = re.compile(r"\([^()]{1,12}\)|[A-Za-z][A-Za-z0-9'’]*(?:/[A-Za-z][A-Za-z0-9]*)*[.\u2024]?|[:=~≈–-]|[^\sA-Za-z]")
+_WORD = re.compile(r"\([^()]{1,12}\)|[A-Za-z][A-Za-z0-9'’]*(?:-[A-Za-z][A-Za-z0-9'’]*)*(?:/[A-Za-z][A-Za-z0-9]*)*[.\u2024]?|[:=~≈–-]|[^\sA-Za-z]")
 # a period before a lower-case word abbreviates ("My vol. was 55 L", "the opp. was Keiko"), it ends nothing
 _CLAUSE_BREAK = re.compile(r"[!?;]\s|\.\s(?-i:(?![a-z]))|(?<=[A-Za-z]{5})\.\s|(?<![A-Za-z])\.\s|[.!?;]$|\n|\||\t|,\s|\s{2,}|\s[-–—/]\s|\bbut\b|\bwhile\b|\bthough\b", re.I)
 _SENTENCE_BREAK = re.compile(r"[!?;]\s|\.\s(?![a-z])|(?<=[A-Za-z]{5})\.\s|(?<![A-Za-z])\.\s|\n|\|")

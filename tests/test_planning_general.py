@@ -655,6 +655,16 @@ def test_records_whose_head_noun_several_kinds_share_are_named_by_the_words_befo
     assert _call(_step(eng.ask("How many puzzle sessions are there?")))[:1] == ("tactic_log",)
 
 
+PUZZLE_RUNS = _rows(10, lambda i: {"puzzle_rating": 1700.0 + 37 * i % 300, "solved": float(10 + (7 * i) % 20),
+                                   "duration": 12.0 + (11 * i) % 40})
+PUZZLE_SCREENS = {
+    "puzzle_log": ("One row per puzzle record: puzzle rating, solved, duration (min).", [
+        ("puzzle_rating", "DOUBLE", None, "", ("puzzle rating",), None),
+        ("solved", "DOUBLE", None, "", ("solved", "Puzzles."), None),  # a second screen's name joined to it
+        ("duration", "DOUBLE", "min", "", ("duration",), None)], PUZZLE_RUNS, "Puzzle session"),
+}
+
+
 FEEDS = _rows(6, lambda i: {"food": 4.0 + i, "item": ("pellets", "flakes", "brine shrimp")[i % 3], "fish": float(8 + i % 3)})
 FEEDING = {
     "food_log": ("One row per food record: food (g), item, fish.", [

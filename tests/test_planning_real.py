@@ -88,3 +88,19 @@ def test_a_word_the_rounds_of_one_table_say_beats_a_like_column_elsewhere(tmp_pa
         t = eng.ask("What was my average chocolate tempering?")
         assert t.answer.refused and any("chocolate" in n for n in t.plan.notes), (t.answer.text, t.plan.notes)
         assert eng.ask("What was my average temp?").answer.text.startswith("22 °C"), t.plan.notes
+
+
+@pytest.mark.slow
+def test_the_words_of_a_conditions_quantity_do_not_name_the_measured_one(tmp_path, minilm):
+    # "puzzle rating" is the condition's; "Puzzles." (solved, joined from a second screen) shares its word and
+    # MiniLM finds it closest to the whole question: the time the sessions took is what is averaged
+    from test_planning_general import PUZZLE_RUNS, PUZZLE_SCREENS, build_general_memory
+
+    con = duckdb.connect(str(build_general_memory(tmp_path / "memory.duckdb", minilm, PUZZLE_SCREENS)))
+    eng = QueryEngine(con, minilm, DEFAULT)
+    t = eng.ask("What was my average time on puzzle sessions with puzzle rating above 1800?")
+    s = [x for x in t.steps if x.tool in ANALYTIC_TOOLS][-1]
+    want = [r["duration"] for r in PUZZLE_RUNS if r["puzzle_rating"] > 1800]
+    assert s.args["target_column_expression"] == "duration", (s.args, t.plan.notes)
+    assert math.isclose(s.value["value"], sum(want) / len(want))
+    con.close()

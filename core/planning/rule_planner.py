@@ -869,13 +869,19 @@ class RulePlanner:
             dim = self._asked_dimension(a)
             # tables whose rows the question names by a category value ("my runs" -> activity = run)
             named = {m.table for m in cats} | self._tables_of_records(a.records, tables)
-            numeric = match_columns(text, tables, self.embed, self.encode_query, self.config.lambda_meta,
-                                    dtypes=dtypes, table_prior=prior, exclude=used, dimension=dim,
-                                    records=a.records, named=named)
             ctx = {w for c in a.conditions for w in tokens(c.context)}
             own_words = {w for w in tokens(text) if w not in SCAFFOLD} - ctx
             if time_of_rows(text):
                 own_words.add("time")  # "my average time on writing exercises with words above 336": asked
+            asked = text
+            if own_words and used:
+                # the words of a condition's quantity are not the measured one's ("time on puzzle sessions with
+                # puzzle rating above 1854": "puzzle rating" named "Puzzles." solved beside it)
+                for c in a.conditions:
+                    asked = re.sub(r"\b" + re.escape(c.context.lower()) + r"\b", " ", asked.lower())
+            numeric = match_columns(asked, tables, self.embed, self.encode_query, self.config.lambda_meta,
+                                    dtypes=dtypes, table_prior=prior, exclude=used, dimension=dim,
+                                    records=a.records, named=named)
             if used and not any(c.supported for c in numeric) and not own_words:
                 # the phrase names nothing but the condition's quantity: the condition column it is
                 numeric = match_columns(text, tables, self.embed, self.encode_query, self.config.lambda_meta,

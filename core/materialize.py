@@ -221,6 +221,8 @@ class AttributeProfile:
     # (unit, order of magnitude of its typical value) for each unit the values came in, when several did
     magnitudes: tuple[tuple[str, int], ...] = ()
     glued: bool = False  # its bare numbers end in a unit sign OCR read as "1" (`glued_sign`)
+    span: tuple[float, float] | None = None  # least and greatest of its values written in `unit`
+    outliers: bool = False  # a bare number of it is one with its sign glued on (`glued_outlier`)
 
     def allows(self, dtype: str) -> bool:
         if dtype == "VARCHAR":
@@ -259,6 +261,30 @@ def unglued(raw: str | None) -> float | None:
     return float(r[:-1]) if _GLUED_ONE.fullmatch(r) else None
 
 
+GLUED_BEYOND = 5.0  # a bare number this many times a column's greatest value with its unit ...
+
+
+def glued_outlier(raw: str | None, span: Sequence[float] | None) -> float | None:
+    """... whose last digit is a "1", and whose number without that digit lies within the column's values
+    with their unit, is that number with its sign glued on: "4751" among "136 ltr" .. "502 ltr" is "475l"
+    (OCR read the litre sign as a 1; one screen's value, where `glued_sign` needs nearly all). None else."""
+    r = (raw or "").strip()
+    if not span or not re.fullmatch(r"\d+(?:\.\d*)?1", r) or r[:-1].endswith("."):
+        return None
+    lo, hi = span
+    x, rest = float(r), float(r[:-1])
+    return rest if hi > 0 and x >= GLUED_BEYOND * hi and lo <= rest <= hi else None
+
+
+def unit_span(num: Sequence[tuple], unit: str | None) -> tuple[float, float] | None:
+    """(least, greatest) of the (raw, number, unit) values written in `unit`; None with fewer than FEW_SPAN."""
+    xs = sorted(float(x) for raw, number, u in num if u and u == unit and (x := as_number(number, raw)) is not None)
+    return (xs[0], xs[-1]) if len(xs) >= FEW_SPAN else None
+
+
+FEW_SPAN = 3
+
+
 def profile(attribute: str, values: Sequence[tuple[str | None, float | None, str | None]]) -> AttributeProfile:
     """Profile (raw_value, number, unit) observations of one attribute."""
     vals = [v for v in values if (v[0] is not None and v[0].strip()) or v[1] is not None]
@@ -273,6 +299,7 @@ def profile(attribute: str, values: Sequence[tuple[str | None, float | None, str
     # an identifier: at least 3 values, every one a bare integer of 6+ digits (or "#" and 4+; no unit,
     # no thousands separator, no decimals), and no two equal: numbers that never repeat name receipts
     # and orders, and an average of them means nothing (a 5-digit count such as steps stays a measure)
+    span = unit_span(num, ranked[0] if ranked else None)
     idents = [v for v in vals if not v[2] and v[0] is not None and _IDENT_VALUE.fullmatch(v[0].strip())]
     identifier = n >= 3 and len(idents) == n and len({v[0].strip().lstrip("#") for v in idents}) == n
     return AttributeProfile(
@@ -281,7 +308,8 @@ def profile(attribute: str, values: Sequence[tuple[str | None, float | None, str
         dates=sum(as_date(v[0]) is not None for v in vals) / n if n else 0.0,
         timestamps=sum(as_timestamp(v[0]) is not None for v in vals) / n if n else 0.0,
         unit=ranked[0] if ranked else None, other_units=tuple(ranked[1:]), samples=samples,
-        identifier=identifier, glued=glued_sign(num),
+        identifier=identifier, glued=glued_sign(num), span=span,
+        outliers=any(glued_outlier(raw, span) is not None for raw, _x, u in num if not u),
     )
 
 
@@ -948,6 +976,11 @@ class Materializer:
                 if p is not None and c["dtype"] == "DOUBLE" and bool(p.glued) != bool(c.get("glued")):
                     c["glued"] = bool(p.glued)  # "4.91" beside "3.7 l": the sign glued to every number, read again
                     moved = True
+                if p is not None and c["dtype"] == "DOUBLE" and p.unit == c.get("unit") and p.span is not None \
+                        and list(p.span) != list(c.get("span") or ()):
+                    # a bare number far beyond the values with the unit may be one with its sign glued on
+                    moved = moved or p.outliers
+                    c["span"] = list(p.span)
                 if p is None or p.n == 0 or p.dtype == c["dtype"] or (
                         c.get("typed_by") == "llm" and p.allows(c["dtype"])):
                     continue  # a type the LLM chose stays while the values allow it
@@ -1158,6 +1191,8 @@ class Materializer:
                 col["magnitudes"] = [list(m) for m in p.magnitudes]
             if dtype == "DOUBLE" and p.glued:
                 col["glued"] = True
+            if dtype == "DOUBLE" and p.span is not None and unit == p.unit:
+                col["span"] = list(p.span)
             cols.append(col)
         return cols
 
@@ -1385,6 +1420,8 @@ class Materializer:
                 continue  # first observation of the attribute in the round wins
             if not unit and c.get("glued") and unglued(raw) is not None:
                 num, unit = unglued(raw), c.get("unit")  # "4.91" in a column of litres is 4.9 l
+            elif not unit and c.get("unit") and glued_outlier(raw, c.get("span")) is not None:
+                num, unit = glued_outlier(raw, c.get("span")), c.get("unit")  # "4751" beside 136-502 L is 475 l
             if not unit and num is not None and c.get("magnitudes"):
                 unit = unit_by_magnitude(float(num), c)
             v = in_column_unit(cell(c["dtype"], raw, num, tv), unit, c)

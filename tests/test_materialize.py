@@ -837,3 +837,23 @@ def test_a_sign_ocr_glued_to_every_number_as_a_one_is_read_as_the_sign(store):
     assert not glued_sign([(r, float(r), None) for r in ("4.91", "3.22", "5.17", "2.41", "6.05")])
     assert not glued_sign([(r, float(r), None) for r in ("4.91", "2.41", "1.61")])  # too few to tell
     assert glued_sign([(r, float(r), None) for r in ("0.021", "0.081", "0.101", "0.041", "0.061")])
+
+
+def test_one_number_far_beyond_its_columns_values_ending_in_a_one_is_read_with_its_sign(store):
+    from core.materialize import glued_outlier
+
+    con = store.con
+    # the text says "502 ltr", "463 ltr"; one screen prints "475l", which OCR reads "4751"; another screen prints
+    # bare litres ("287"): only the number ten times beyond every value with the unit is read again
+    rows = [("502 ltr", 502.0, "L"), ("463 ltr", 463.0, "L"), ("136 ltr", 136.0, "L"), ("4751", 4751.0, None),
+            ("287", 287.0, None), ("320 ltr", 320.0, "L")]
+    for i, (raw, x, unit) in enumerate(rows, start=1):
+        add_round(con, i, [("consumption", raw, x, unit), ("meter", f"{350 + i} m3", 350.0 + i, "m³")])
+    m = Materializer(con)
+    t = m.apply(1, ("consumption", "meter"), 6).schema
+    m.settle_types(6)
+    vals = sorted(v for (v,) in con.execute(f"SELECT consumption FROM {t.table_name}").fetchall())
+    assert vals == pytest.approx(sorted([502, 463, 136, 475, 287, 320]))
+    # within reach of the values, or not ending in a 1, or too few values with the unit to tell: a number
+    assert glued_outlier("2001", (136, 502)) is None and glued_outlier("4750", (136, 502)) is None
+    assert glued_outlier("4751", None) is None and glued_outlier("3.1", (0.2, 0.5)) is None

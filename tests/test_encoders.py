@@ -588,6 +588,19 @@ def test_merged_values_under_left_aligned_labels_keep_each_number_with_its_unit(
     assert layout_text(split_merged(group_rows(centred))).splitlines()[1] == "174.4 KM | 7.7 L"
 
 
+def test_labels_and_values_both_merged_across_left_aligned_columns_are_split_both_ways():
+    from core.encoders.ocr import group_rows, layout_text, split_merged, split_spanning
+    from core.protocols import OcrLine
+
+    # measured boxes: "nutrient dose" + "dil." read as one box, and "3.9 l" + "8 percent" as one box that starts
+    # under "dil.": neither stands wholly under the other, but the value box starts where "dil." does
+    lines = [OcrLine("FeedTrack", (21, 20, 162, 45), 1.0), OcrLine("nutrient dose dil.", (18, 72, 208, 98), 1.0),
+             OcrLine("n value", (252, 74, 327, 96), 1.0), OcrLine("20 mL", (19, 123, 100, 149), 1.0),
+             OcrLine("3.9 I 8 percent", (171, 122, 378, 152), 1.0), OcrLine("Summary", (19, 185, 106, 205), 1.0)]
+    assert layout_text(split_merged(split_spanning(group_rows(lines)))).splitlines()[1:3] == [
+        "nutrient dose | dil. | n value", "20 mL | 3.9 I | 8 percent"]
+
+
 def test_a_left_aligned_header_of_several_words_is_split_where_the_second_column_starts():
     from core.encoders.ocr import group_rows, layout_text, split_spanning
     from core.protocols import OcrLine

@@ -77,6 +77,10 @@ def test_ocr_litre_sign_read_as_capital_i_or_one():
     assert d["fill"].number == 13.3 and d["fill"].unit == "L" and d["water_temp"].number == 21.5
     d = _ocr("GreenThumb\nWatered (I) | 0.73\nPot | Peace lily")  # the unit of a label, "(l)" read as "(I)"
     assert d["watered"].number == 0.73 and d["watered"].unit == "L"
+    d = _ocr("FeedTrack\nnutrient dose | dil. | n value\n20 mL | 3.9 I | 8 percent")  # "I" alone after the number
+    assert d["dil"].number == 3.9 and d["dil"].unit == "L"
+    d = _ocr("Notes\nMood | 3.9 I think")  # a capital I before words is the pronoun
+    assert all(o.unit != "L" for o in d.values())
     d = _ocr("Scores\nRound 1 | 16 11")  # whole numbers after a space stay numbers
     assert all(o.unit != "L" for o in d.values())
 

@@ -129,7 +129,8 @@ def split_spanning(rows: Sequence[Sequence[OcrLine]]) -> tuple[tuple[OcrLine, ..
             continue
         new: list[OcrLine] = []
         for box in head:
-            under = sorted((b for b in below if _stands_under(b, box)), key=lambda b: b.box[0])
+            under = sorted((b for b in below if _stands_under(b, box) or _starts_under(b, box, below)),
+                           key=lambda b: b.box[0])
             parts = _split_box(box, under) if len(under) >= 2 else [box]
             if len(head) == 1 and not _aligned(parts, under):
                 parts = [box]
@@ -146,6 +147,15 @@ def _stands_under(b: OcrLine, box: OcrLine) -> bool:
     narrower = min(b.box[2] - b.box[0], box.box[2] - box.box[0])
     return box.box[0] - 1 <= centre <= box.box[2] + 1 or (common > 0 and common >= 0.2 * narrower
                                                           and centre >= box.box[0] - 1)
+
+
+def _starts_under(b: OcrLine, box: OcrLine, below: Sequence[OcrLine]) -> bool:
+    """In a table printed left-aligned (a box of the row below starts where `box` does), b starts under
+    `box`, a character or more inside it: "3.9 l 8 percent" starting under the "dil." of "nutrient dose dil."
+    (OCR merged two labels, and two values below them, each across the gap between their columns)."""
+    char = (box.box[2] - box.box[0]) / max(len(box.text), 1)
+    first = any(abs(c.box[0] - box.box[0]) <= char and c is not b for c in below)
+    return first and box.box[0] + char < b.box[0] < box.box[2] - char
 
 
 def _aligned(parts: Sequence[OcrLine], under: Sequence[OcrLine]) -> bool:

@@ -1636,6 +1636,8 @@ def extract_text(text: str, *, structured: bool, speaker: str | None = None,
         # OCR reads the litre sign "l" as "I" or "1": "12.2I", "13.3 1" after a decimal number is "12.2l", "13.3 l"
         text = re.sub(r"(?<=\d\.\d)I(?![\w.])|(?<=\d\.\d\d)I(?![\w.])", "l", text)
         text = re.sub(r"(?<=\d\.\d )1(?![\w.,/:])|(?<=\d\.\d\d )1(?![\w.,/:])", "l", text)
+        # ("3.9 I" alone in its box, the capital after a space: not the pronoun of a sentence)
+        text = re.sub(r"(?<=\d\.\d )I(?=[ \t]*(?:\||$))|(?<=\d\.\d\d )I(?=[ \t]*(?:\||$))", "l", text, flags=re.M)
         text = text.replace("(I)", "(l)")  # ... and a label's unit "(l)" as "(I)": "Watered (I) | 0.73"
     else:
         text = _sentence_case(_log_line_abbreviations(text))

@@ -721,6 +721,8 @@ def test_ocr_labels_with_digits_parentheses_and_abbreviation_periods():
     ("Some blitz. games 8; W: 9; blitz 1523", {"games": 8.0, "w": 9.0, "blitz": 1523.0}),
     ("Feeder: the seed type was peanuts and interval came in at 5.", {"seed_type": "peanuts", "interval": 5.0}),
     ("My puzzles was six today.", {"puzzles": 6.0}),
+    # a lower-case letter after a number in a log line of labelled items is the item's label, not watts
+    ("Day 2 — 5 games played, 2 w, 1293 b-rating", {"games": 5.0, "w": 2.0, "b_rating": 1293.0}),
     # a hyphenated label is one label: "in" of "feed-in" is no connective before the value
     ("Generation came in at 4.7 kWh, max at 3.69 kW and feed-in came in at 7.2 kWh.",
      {"generation": 4.7, "max_power": 3.69, "feed": 7.2}),
@@ -992,3 +994,9 @@ def test_a_number_glued_to_a_unit_the_lexicon_lacks_is_read_with_its_label(text,
                                   "covid19 and mp3 files"])
 def test_ordinals_and_codes_glued_to_letters_give_nothing(text):
     assert ex(text) == []
+
+
+def test_watts_stay_watts_outside_a_line_of_labelled_counts():
+    # "800 w" in a sentence, "1500 W" beside another reading with a unit: power, not a label "w"
+    assert by_attr(ex("Microwave at 800 w for 3 min"))["microwave"].unit == "W"
+    assert by_attr(ex("Heater: 1500 W, 3 h"))["power"].unit == "W"

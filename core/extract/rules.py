@@ -905,6 +905,22 @@ def _log_line(text: str, v: Value, values: list[Value]) -> bool:
     return len(numeric) >= 2 and len(numeric) * 2 >= len(items)
 
 
+def _letter_item(text: str, v: Value, values: list[Value]) -> str | None:
+    """In a log line of "<number> <label>" items ("5 games played, 2 w, 1293 b-rating"), a lower-case letter
+    after a number whose unit is written as a capital ("w" for W, watts) is the item's label, as "games
+    played" is the first's: the letter; None otherwise (a line of readings with units, "5 g" of grams)."""
+    if v.kind != "number" or v.unit is None or v.parts:
+        return None
+    m = re.fullmatch(r"[\d.,]+\s?([a-z])", v.raw)
+    if m is None or m.group(1).upper() != v.unit.unit or not _log_line(text, v, values):
+        return None
+    ls, le = text.rfind("\n", 0, v.start) + 1, text.find("\n", v.end)
+    le = le if le >= 0 else len(text)
+    labelled = [w for w in values if w is not v and ls <= w.start < le and w.kind == "number" and w.unit is None
+                and re.match(r"\s+[A-Za-z]", text[w.end:])]
+    return m.group(1) if labelled else None
+
+
 def _value_found(attr_label: str, v: Value, *, label_raw: str, average: bool = False, dim_name: bool = False,
                  verb: str | None = None) -> Found | None:
     """A Found for `v` named by `attr_label` (None when the name normalizes to nothing)."""
@@ -1005,6 +1021,12 @@ def _from_value(text: str, v: Value, values: list[Value], structured: bool, desc
         return []  # codes are text fields only when a label names them (_identifiers)
     if v.ordinal:
         return []
+    letter = _letter_item(text, v, values) if not structured else None
+    if letter is not None:
+        digits = re.match(r"[\d.,]+", v.raw)
+        bare = replace(v, unit=None, raw=digits.group(0), end=v.start + digits.end())
+        f = _value_found(letter, bare, label_raw=letter)
+        return [f] if f else []
     if v.kind == "number" and v.unit is None and not v.parts and _is_year(v):
         yl = left_label(text, v, values, structured=structured)
         # "..., 1946 PR" in a line of readings: a short label after the value, beside other values

@@ -630,7 +630,8 @@ SESSIONS = {
     "gp_log": ("One row per gp record: gp, w.", [
         ("gp", "DOUBLE", None, "", ("GP",), None),
         ("w", "DOUBLE", None, "", ("W",), None)],
-        _rows(10, lambda i: {"gp": float(4 + (5 * i) % 20), "w": float(1 + (3 * i) % 9)}), "Blitz session tonight"),
+        _rows(10, lambda i: {"gp": float(4 + (5 * i) % 20), "w": float(1 + (3 * i) % 9), "k": i}),
+        lambda r: "Blitz session tonight" if r["k"] == 3 else "Blitz tonight"),
     "tactic_log": ("One row per tactic record: tactics, score.", [
         ("tactics", "DOUBLE", None, "", ("Tactics",), None),
         ("score", "DOUBLE", None, "", ("Score",), None)],
@@ -645,7 +646,8 @@ SESSIONS = {
 
 
 def test_records_whose_head_noun_several_kinds_share_are_named_by_the_words_before_it(tmp_path_factory):
-    # "sessions" are blitz and puzzle sessions by most of their rounds; "study" is said only by the study log's
+    # "sessions" are puzzle sessions by all their rounds, blitz sessions by one; "study" is said only by the study
+    # log's: a head the rounds of several tables say names no kind, the word before it does
     eng = next(_engine_of(tmp_path_factory, "sessions", SESSIONS))
     s = _step(eng.ask("How many study sessions are there in total?"))
     assert _call(s) == ("line_log", "*", "count") and s.value["value"] == len(OPENING_STUDY), s.summary

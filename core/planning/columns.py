@@ -507,10 +507,10 @@ def rows_about(phrase: str, tables: Sequence[TableMeta],
         # (unless the head names them less surely than the words before it name others: "print jobs" where
         # "print" is said in most rounds of the prints and "job" in a few of the resin jobs')
         # (but a head said by the rows of several tables, "session" of blitz and of puzzle sessions, names a kind
-        # of none: the words before it decide, "study sessions")
+        # of none: the words before it decide, "study sessions", "vocabulary sessions" beside tutor sessions)
         if by_head and rows_tables(before) and not by_head & rows_tables(before) \
                 and max(head_shares.values()) >= max(before.values()) and not (
-                    len(by_head) >= 2 and len(rows_tables(before)) == 1):
+                    sum(v > 0 for v in head_shares.values()) >= 2 and len(rows_tables(before)) == 1):
             return {}
         # (a round or two that say the whole phrase do not outweigh the rest: "Screenshot of my writing exercise")
         out = {t: max(v, out.get(t, 0.0)) for t, v in before.items()}

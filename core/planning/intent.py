@@ -224,7 +224,7 @@ def _context(q: str, start: int) -> str:
     head = re.split(r"[,;:?]|\b(?:where|when|with|while|on\s+(?:days?|nights?)|and)\b", q[:start],
                     flags=re.IGNORECASE)[-1]
     # "on how many sessions was the games under 9": the quantity is what follows the clause's verb, when
-    # anything does ("days my sleep was under 7 hours": then it is what comes before)
+    # anything does ("days my commute was under 40 minutes": then it is what comes before)
     after = re.split(r"\b(?:was|were|is|are|had|has|have)\b", head, flags=re.IGNORECASE)[-1]
     if re.search(r"\bhow\s+many\b", head, re.I) and re.search(r"[a-z]{2}", after, re.I):
         head = after

@@ -261,6 +261,7 @@ def unglued(raw: str | None) -> float | None:
     return float(r[:-1]) if _GLUED_ONE.fullmatch(r) else None
 
 
+FEW_SPAN = 3  # values with the unit a column needs before a bare one is judged against them
 GLUED_BEYOND = 5.0  # a bare number this many times a column's greatest value with its unit ...
 
 
@@ -280,9 +281,6 @@ def unit_span(num: Sequence[tuple], unit: str | None) -> tuple[float, float] | N
     """(least, greatest) of the (raw, number, unit) values written in `unit`; None with fewer than FEW_SPAN."""
     xs = sorted(float(x) for raw, number, u in num if u and u == unit and (x := as_number(number, raw)) is not None)
     return (xs[0], xs[-1]) if len(xs) >= FEW_SPAN else None
-
-
-FEW_SPAN = 3
 
 
 def profile(attribute: str, values: Sequence[tuple[str | None, float | None, str | None]]) -> AttributeProfile:

@@ -582,6 +582,11 @@ def test_merged_values_under_left_aligned_labels_keep_each_number_with_its_unit(
              OcrLine("174.4 KM 7.7l/100 km 68kph", (19, 119, 415, 153), 1.0),
              OcrLine("1.93 hr", (480, 123, 573, 150), 1.0)]
     assert layout_text(split_merged(group_rows(lines))).splitlines()[1] == "174.4 KM | 7.7l/100 km | 68kph | 1.93 hr"
+    # a bold value's digits are wider than the box's average character: the cut goes where the word under the
+    # next label starts ("27" under "Pct:"), not at the boundary nearest the label's edge (measured boxes)
+    tank = [OcrLine("Changed:", (20, 73, 115, 98), 1.0), OcrLine("Pct:", (165, 73, 206, 97), 1.0),
+            OcrLine("23000 mL 27 percent", (19, 122, 306, 152), 1.0)]
+    assert layout_text(split_merged(group_rows(tank))).splitlines()[1] == "23000 mL | 27 percent"
     # labels centred over their values: the middle of the gap between them, a unit-sized word kept
     centred = [OcrLine("Km", (60, 73, 90, 96), 1.0), OcrLine("Fuel", (200, 74, 250, 98), 1.0),
                OcrLine("174.4 KM 7.7 L", (30, 119, 290, 153), 1.0)]

@@ -174,20 +174,22 @@ def _aligned(parts: Sequence[OcrLine], under: Sequence[OcrLine]) -> bool:
 
 
 def _split_box(box: OcrLine, under: Sequence[OcrLine]) -> list[OcrLine]:
-    return _cut_box(box, _column_edges(box, under))
+    edges, starts = _column_edges(box, under)
+    return _cut_box(box, edges, starts=starts)
 
 
-def _column_edges(box: OcrLine, columns: Sequence[OcrLine]) -> list[float]:
-    """Where, along `box`, each of `columns` (left to right) ends and the next begins: the next one's left
-    edge when the first starts where the box does (a table printed left-aligned: "nutrient dose dil." over
-    "5 mL" and "2.5 l", whose gap's middle lies inside "dose"), the previous one's right edge when the last
-    ends where the box does (right-aligned), else the middle of the gap between them (centred)."""
+def _column_edges(box: OcrLine, columns: Sequence[OcrLine]) -> tuple[list[float], bool]:
+    """Where, along `box`, each of `columns` (left to right) ends and the next begins, and whether those are
+    where words start: the next one's left edge when the first starts where the box does (a table printed
+    left-aligned: "nutrient dose dil." over "5 mL" and "2.5 l", whose gap's middle lies inside "dose"), the
+    previous one's right edge when the last ends where the box does (right-aligned), else the middle of the
+    gap between them (centred)."""
     tol = 1.5 * (box.box[2] - box.box[0]) / max(len(box.text), 1)
     if abs(columns[0].box[0] - box.box[0]) <= tol:
-        return [c.box[0] for c in columns[1:]]
+        return [c.box[0] for c in columns[1:]], True
     if abs(columns[-1].box[2] - box.box[2]) <= tol:
-        return [c.box[2] for c in columns[:-1]]
-    return [(left.box[2] + right.box[0]) / 2 for left, right in zip(columns, columns[1:])]
+        return [c.box[2] for c in columns[:-1]], False
+    return [(left.box[2] + right.box[0]) / 2 for left, right in zip(columns, columns[1:])], False
 
 
 UNIT_STAYS = 2.0  # characters: a cut between a number and the short word after it costs this much more
@@ -200,12 +202,14 @@ def _unit_after(text: str, k: int) -> bool:
                 and re.fullmatch(r"[^\W\d_]{1,5}\.?", after[0]))
 
 
-def _cut_box(box: OcrLine, gaps: Sequence[float], *, units_stay: bool = False) -> list[OcrLine]:
+def _cut_box(box: OcrLine, gaps: Sequence[float], *, units_stay: bool = False, starts: bool = False) -> list[OcrLine]:
     """`box` cut at the word boundary nearest each gap's x (read as a position in its text), the parts'
     boxes interpolated along its width; the box whole when it has too few word boundaries. With
     `units_stay` (a row of values), a boundary between a number and a short word after it is
     UNIT_STAYS characters farther: labels printed at their columns' left edge put the gap between two
-    labels left of where the values part ("174.4 KM 7.7l/100 km" under "Km. | Consumption.")."""
+    labels left of where the values part ("174.4 KM 7.7l/100 km" under "Km. | Consumption."). With `starts`
+    the gaps are where words start (left-aligned columns): the boundary whose next word starts nearest is
+    taken ("23000 mL | 27 percent", the "27" under "Pct:"; a bold font's digits are wider than the average)."""
     text = box.text
     spaces = [k for k, ch in enumerate(text) if ch == " "]
     if len(spaces) < len(gaps):
@@ -218,7 +222,8 @@ def _cut_box(box: OcrLine, gaps: Sequence[float], *, units_stay: bool = False) -
         free = [k for k in spaces if k not in cuts and (not cuts or k > cuts[-1])]
         if not free:
             return [box]
-        cuts.append(min(free, key=lambda k: abs(k - at) + (UNIT_STAYS if units_stay and _unit_after(text, k) else 0)))
+        cuts.append(min(free, key=lambda k: abs(k + starts - at)
+                        + (UNIT_STAYS if units_stay and _unit_after(text, k) else 0)))
     parts, start = [], 0
     for k in cuts + [len(text)]:
         parts.append((start, k))
@@ -249,7 +254,8 @@ def split_merged(rows: Sequence[Sequence[OcrLine]]) -> tuple[tuple[OcrLine, ...]
             if len(over) < 2 or not (re.search(r"\d", box.text) or len(box.text.split()) == len(over)):
                 new.append(box)
                 continue
-            new.extend(_cut_box(box, _column_edges(box, over), units_stay=True))
+            edges, starts = _column_edges(box, over)
+            new.extend(_cut_box(box, edges, units_stay=True, starts=starts))
         out[i + 1] = new
     for i in range(len(out) - 1):
         head, below = out[i], out[i + 1]

@@ -695,14 +695,10 @@ class FieldAligner:
                 continue
             if len(family) >= MAX_SENSES:
                 continue
-            name = f"{base}{SENSE_MARK}{len(family) + 1}"
-            self._fields[name] = _Field(name, fb.kind, round_order)
-            created.add(name)
             beside = sorted(others) or sorted(x.attribute for x in unknown)
-            self._new_aliases.append(Alignment(name, name, round_order, 0.0, {
-                "reason": f"{raw} in a record of another kind (beside {', '.join(beside[:4])}), "
-                          f"not like the records of {f}", "sense_of": f}))
-            out[raw] = name
+            out[raw] = self._new_sense(f, len(family), fb.kind, round_order, created,
+                                       f"{raw} in a record of another kind (beside {', '.join(beside[:4])}), "
+                                       f"not like the records of {f}")
         return out
 
     def _kind_senses(self, round_order: int, raws: Sequence[str], firsts: Mapping[str, Observation],
@@ -729,13 +725,18 @@ class FieldAligner:
                 continue
             if len(family) >= MAX_SENSES:
                 continue
-            name = f"{base}{SENSE_MARK}{len(family) + 1}"
-            self._fields[name] = _Field(name, kind, round_order)
-            created.add(name)
-            self._new_aliases.append(Alignment(name, name, round_order, 0.0, {
-                "reason": f"{raw} holds a {kind} here, not the {fd.kind}s of {f}", "sense_of": f}))
-            out[raw] = name
+            out[raw] = self._new_sense(f, len(family), kind, round_order, created,
+                                       f"{raw} holds a {kind} here, not the {fd.kind}s of {f}")
         return out
+
+    def _new_sense(self, f: str, family_size: int, kind: str, round_order: int, created: set[str],
+                   reason: str) -> str:
+        """A new field for another sense of f's label ("<base>~<n>"), born in this round; the decision logged."""
+        name = f"{f.split(SENSE_MARK)[0]}{SENSE_MARK}{family_size + 1}"
+        self._fields[name] = _Field(name, kind, round_order)
+        created.add(name)
+        self._new_aliases.append(Alignment(name, name, round_order, 0.0, {"reason": reason, "sense_of": f}))
+        return name
 
     def _dimension_sense(self, round_order: int, raw: str, o: Observation, f: str, family: Sequence[str],
                          created: set[str]) -> str | None:
@@ -755,12 +756,8 @@ class FieldAligner:
             return same[0]
         if len(family) >= MAX_SENSES:
             return None
-        name = f"{f.split(SENSE_MARK)[0]}{SENSE_MARK}{len(family) + 1}"
-        self._fields[name] = _Field(name, fd.kind, round_order)
-        created.add(name)
-        self._new_aliases.append(Alignment(name, name, round_order, 0.0, {
-            "reason": f"{raw} in {o.unit} ({od}), not the {fd.dimension} of {f}", "sense_of": f}))
-        return name
+        return self._new_sense(f, len(family), fd.kind, round_order, created,
+                               f"{raw} in {o.unit} ({od}), not the {fd.dimension} of {f}")
 
     def _joint_record(self, unknown: Sequence[Observation]) -> dict[str, tuple[str, float, dict]]:
         """A round whose quantities are all new labels, read as a known kind of record named another

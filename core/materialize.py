@@ -1418,8 +1418,8 @@ class Materializer:
                 continue  # first observation of the attribute in the round wins
             if not unit and c.get("glued") and unglued(raw) is not None:
                 num, unit = unglued(raw), c.get("unit")  # "4.91" in a column of litres is 4.9 l
-            elif not unit and c.get("unit") and glued_outlier(raw, c.get("span")) is not None:
-                num, unit = glued_outlier(raw, c.get("span")), c.get("unit")  # "4751" beside 136-502 L is 475 l
+            elif not unit and c.get("unit") and (read := glued_outlier(raw, c.get("span"))) is not None:
+                num, unit = read, c.get("unit")  # "4751" beside 136-502 L is 475 l
             if not unit and num is not None and c.get("magnitudes"):
                 unit = unit_by_magnitude(float(num), c)
             v = in_column_unit(cell(c["dtype"], raw, num, tv), unit, c)

@@ -854,3 +854,75 @@ def test_a_condition_no_word_names_is_read_by_the_size_of_its_number_or_nothing_
     all_rows = f"{statistics.mean(r['tactics_rating'] for r in PUZZLES):g}"
     assert not t.answer.text.startswith(all_rows[:4]), (t.answer.text, t.plan.notes)
     assert not [x for x in t.steps if x.tool in ANALYTIC_TOOLS and x.status == "ok"], t.plan.notes
+
+
+OUTLAYS = _rows(10, lambda i: {"spent": 40.0 + (29 * i) % 200, "sales_tax": 2.0 + (3 * i) % 20})
+DRIVES = _rows(9, lambda i: {"dist": 20.0 + (37 * i) % 140, "parking_cost": 2.0 + (5 * i) % 22})
+OUTLAYS_AND_DRIVES = {
+    "spent_log": ("One row per spent record: spent ($), sales tax ($).", [
+        ("spent", "DOUBLE", "$", "", ("Sum",), None),
+        ("sales_tax", "DOUBLE", "$", "", ("sales tax",), None)], OUTLAYS, "Business expense"),
+    "cost_log": ("One row per cost record: dist (km), parking cost ($).", [
+        ("dist", "DOUBLE", "km", "", ("dist",), None),
+        ("parking_cost", "DOUBLE", "$", "", ("parking cost",), None)], DRIVES, "Day out"),
+}
+
+
+def test_records_named_only_by_a_word_before_an_unsaid_head_do_not_veto_a_column_the_question_names(tmp_path):
+    from conftest import UnlikeEncoder
+
+    # "business trips": no round says "trip"; "business" is said by the expenses' rounds, which hold no distance.
+    # The column the question names by its own word ("distance", printed "dist") is meant, not a refusal
+    emb = UnlikeEncoder()
+    con = duckdb.connect(str(build_general_memory(tmp_path / "memory.duckdb", emb, OUTLAYS_AND_DRIVES)))
+    engine = QueryEngine(con, emb, DEFAULT)
+    t = engine.ask("Maximum distance over all my business trips?")
+    assert _call(_step(t))[:2] == ("cost_log", "dist"), t.plan.notes
+    assert t.answer.text.startswith(f"{max(r['dist'] for r in DRIVES):g}"), t.answer.text
+    # a head the rounds do say keeps its rows: the expenses hold no distance, so nothing is computed
+    t = engine.ask("Maximum distance over all my business expenses?")
+    assert not [x for x in t.steps if x.tool in ANALYTIC_TOOLS and x.status == "ok"], (t.answer.text, t.plan.notes)
+
+
+SHEET_DAYS = _rows(12, lambda i: {"logged": 3.0 + (7 * i) % 60 / 10, "k": i})
+ROAD_DAYS = _rows(8, lambda i: {"road_time": 0.2 + (3 * i) % 20 / 10, "km": 20.0 + (37 * i) % 140})
+SHEETS_AND_ROADS = {
+    "logged_log": ("One row per logged record: logged (h).", [
+        ("logged", "DOUBLE", "h", "", ("logged hours",), None)], SHEET_DAYS,
+        lambda r: "Timesheet for today" if r["k"] % 3 == 0 else "Day done"),
+    "road_log": ("One row per road record: time on road (h), km (km).", [
+        ("road_time", "DOUBLE", "h", "", ("time on road",), None),
+        ("km", "DOUBLE", "km", "", ("dist",), None)], ROAD_DAYS, "Day out"),
+}
+
+
+def test_a_word_the_rounds_say_is_not_read_in_another_tables_prefix_of_it(tmp_path):
+    from conftest import UnlikeEncoder
+
+    # "timesheets": a third of the timesheet rounds say it; "time" of every trip's "time on road" is a prefix of
+    # it, not its abbreviation
+    emb = UnlikeEncoder()
+    con = duckdb.connect(str(build_general_memory(tmp_path / "memory.duckdb", emb, SHEETS_AND_ROADS)))
+    s = _step(QueryEngine(con, emb, DEFAULT).ask("How many timesheets are there in total?"))
+    assert _call(s) == ("logged_log", "*", "count") and s.value["value"] == len(SHEET_DAYS), s.summary
+
+
+BILLED = _rows(8, lambda i: {"due": 300.0 + (97 * i) % 900, "bill": ("Harbor Cafe", "Pine & Co")[i % 2]})
+BILLED_CLIENTS = {
+    "due_log": ("One row per due record: due ($), bill.", [
+        ("due", "DOUBLE", "$", "", ("total due",), None),
+        ("bill", "VARCHAR", None, "", ("Bill to",), "bill")], BILLED, "Invoice sent"),
+}
+
+
+def test_how_much_asks_an_amount_never_a_text_column_its_word_names(tmp_path):
+    from conftest import UnlikeEncoder
+
+    # "Bill to: Harbor Cafe" named a text column "bill"; "how much was the vet bill" asks the amount the one-off
+    # rounds give, not the latest client
+    emb = UnlikeEncoder()
+    con = duckdb.connect(str(build_general_memory(tmp_path / "memory.duckdb", emb, BILLED_CLIENTS)))
+    t = QueryEngine(con, emb, DEFAULT).ask("How much was the vet bill?")
+    assert not any(c in t.answer.text for c in ("Harbor Cafe", "Pine & Co")), (t.answer.text, t.plan.notes)
+    bills = [v for _, _, v in ONE_OFF]
+    assert any(f"{v:g}" in t.answer.text for v in bills + [sum(bills)]), t.answer.text

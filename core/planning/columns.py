@@ -527,16 +527,22 @@ def _row_shares(want: list[str], tables: Sequence[TableMeta],
                 row_words: Callable[[str], Sequence[frozenset[str]]]) -> dict[str, float]:
     head = want[-1]
     out = {}
+    own = {w: {w, stem(w), w[:-1] if len(w) > 2 and w.endswith("s") else w} for w in want}
+    vocabs = {t.table_name: frozenset().union(*rows) for t in tables if (rows := row_words(t.table_name))}
+    # a word some table's rounds say as it is is not read in another's abbreviations: "timesheet" said by the
+    # timesheets' rounds is not the "time" of a trip's "time on road"
+    said = {w for w in want if any(own[w] & v for v in vocabs.values())}
     for t in tables:
         rows = row_words(t.table_name)
         if not rows:
             continue
-        vocab = frozenset().union(*rows)
+        vocab = vocabs[t.table_name]
         # each wanted word's spellings in these rounds: itself and the words it abbreviates or that abbreviate it
         # ("waterings" -> watering -> water: a plural gerund is stemmed once, the rounds' "watering" fully)
         # (and the words of its lemma: "changes" / "changed")
-        forms = {w: {w, stem(w), w[:-1] if len(w) > 2 and w.endswith("s") else w}
-                 | {x for x in vocab if len(w) >= 3 and len(x) >= 3 and (abbreviates(w, x) or abbreviates(x, w))}
+        forms = {w: own[w]
+                 | {x for x in vocab if w not in said and len(w) >= 3 and len(x) >= 3
+                    and (abbreviates(w, x) or abbreviates(x, w))}
                  | {x for x in vocab if _lemma_key(x) == _lemma_key(w)}
                  for w in want}
         need = len(want) if len(want) <= 3 else -(-2 * len(want) // 3)  # every word of a short phrase, else 2/3

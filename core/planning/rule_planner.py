@@ -543,6 +543,16 @@ class RulePlanner:
                 return found
         return {best} if best else found
 
+    def _head_unsaid(self, records: str | None) -> bool:
+        """Whether no round says the head word of a records phrase ("trips" of "business trips" where the
+        rounds say "Business expense" and "km dist"): its table was then found by the words before the head
+        alone, which does not outweigh a column the question names by its own word elsewhere. False without
+        the rounds."""
+        words = phrase_words(records or "")
+        if not words or self.builder is None or not hasattr(self.builder, "mentions"):
+            return False
+        return not self.builder.mentions(words[-1])
+
     def _unknown_modifier(self, text: str | None, tables: list[TableMeta], d: Decision) -> str | None:
         """A word of the target phrase right before a word that names what the decision computes (its
         column, or for a count its table: "kayak" of "kayak fee") that nothing in the memory
@@ -855,6 +865,8 @@ class RulePlanner:
         if kind in ("aggregate", "trend", "extreme", "value", "value_sum", "latest", "first", "compare", "versus"):
             dtypes = {"latest": ("DOUBLE", "VARCHAR", "DATE", "TIMESTAMP"), "first": ("DOUBLE", "VARCHAR", "DATE", "TIMESTAMP"),
                       "value": ("DOUBLE", "VARCHAR")}.get(kind, ("DOUBLE",))
+            if kind == "value" and re.search(r"\bhow\s+(?:much|many)\b", a.question.lower()):
+                dtypes = ("DOUBLE",)  # "how much was the vet bill": an amount, never a text ("Bill to: Quill Books")
             text = a.target_text
             for m in cats:  # the category words name the rows, not the measured quantity
                 for v in (m.variants or (m.value,)):
@@ -902,7 +914,8 @@ class RulePlanner:
             notes.append(f"{inside.table} holds the {a.records or 'records'} (by its rounds): {inside.column} before "
                          f"{best.table}.{best.column}")
             best = inside
-        elif best is not None and by_rows and best.table not in by_rows and not cats:
+        elif best is not None and by_rows and best.table not in by_rows and not cats \
+                and not (best.overlap > 0 and best.bm25 > 0 and self._head_unsaid(a.records)):
             # "mean chicks across all my nest box checks": the checks are the rows of another table than the one
             # whose column is nearest in meaning (a bird count's "birds"); what they hold, or nothing, is meant
             notes.append(f"{', '.join(sorted(by_rows))} holds the {a.records} (by its rounds); "

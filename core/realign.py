@@ -783,6 +783,44 @@ def plan_lone_joins(stats: Mapping[str, FieldStats], keep: frozenset[str] = froz
     return out
 
 
+def plan_anchored_lone_joins(stats: Mapping[str, FieldStats], similar: Similarity | None = None,
+                             keep: frozenset[str] = frozenset(), taken: frozenset[str] = frozenset()) -> list[Merge]:
+    """A record of a known kind printed once another way (pure): its round holds a field of a kind of record
+    (an anchor, joined by name: "Hours" to the invoices' "hrs") beside labels seen in no other round
+    ("Amount", "Bill to"). A new number fitting (kind, unit, range) exactly one place of that kind the round
+    lacks, claimed by no other new number, joins it when their names are not unlike or a new text of the
+    round holds only values of the text field beside that kind ("Harbor Cafe", a client the invoices name);
+    such a text joins that field. A number fitting no place, or several, stays apart (a one-off beside a
+    record). `keep` and `taken` are never moved."""
+    lone = {n for n, f in stats.items() if f.rounds == 1 and n not in keep | taken}
+    kinds = groups(stats)
+    out: list[Merge] = []
+    done: set[str] = set()
+    for n in sorted(x for x in lone if stats[x].kind == "number"):
+        if n in done:
+            continue
+        here = frozenset({n} | set(stats[n].companions))
+        mine = [g for g in kinds if g & here and not g & lone]
+        free = sorted({b for g in mine for b in g - here if b not in keep | taken})
+        new_numbers = sorted(x for x in here if x in lone and stats[x].kind == "number")
+        done |= set(new_numbers)
+        places = {a: [b for b in free if _fit(stats[a], stats[b])] for a in new_numbers}
+        claimed = [p[0] for p in places.values() if len(p) == 1]
+        pairs = {a: p[0] for a, p in places.items() if len(p) == 1 and claimed.count(p[0]) == 1}
+        if not pairs:
+            continue
+        beside = {t for g in mine for t in _texts_beside(g, stats)} - here
+        texts = {x: t for x in sorted(here & lone) if stats[x].kind == "text" and stats[x].values
+                 for t in sorted(beside) if stats[x].values <= stats[t].values and t not in keep | taken}
+        anchors = ", ".join(sorted(here & frozenset().union(*mine)))
+        joined = [Merge(a, b, {"reason": f"late re-alignment: {a}, printed once beside {anchors}, fills the place of "
+                                         f"{b} the round lacks", "name": 0.0})
+                  for a, b in sorted(pairs.items()) if texts or _not_unlike(a, b, similar)]
+        out += joined + [Merge(x, t, {"reason": f"late re-alignment: {x}, printed once beside {anchors}, holds only "
+                                                f"values of {t}", "name": 0.0}) for x, t in texts.items() if joined]
+    return out
+
+
 def _own(side: Iterable[str], other: Iterable[str], stats: Mapping[str, FieldStats]) -> set[str]:
     """Numbers and texts beside a field of `side` in at least half of its rounds, never beside `other`'s
     fields in more than TOGETHER of their rounds."""
@@ -920,10 +958,13 @@ def encoder_similarity(encoder: TextEncoder | None, names: Sequence[str]) -> Sim
 def _join(con, stats: Mapping[str, FieldStats], encoder: TextEncoder | None, keep: frozenset[str]) -> list[Merge]:
     """Plan and apply the merges of `stats` (statistics recounted after any); returns them."""
     numbers = [n for n, f in stats.items() if f.kind == "number"]
-    merges = plan_merges(stats, encoder_similarity(encoder, numbers), keep)
+    similar = encoder_similarity(encoder, numbers)
+    merges = plan_merges(stats, similar, keep)
     merges += plan_text_joins(stats, keep, frozenset(x for m in merges for x in (m.source, m.target)))
     merges += plan_rejoins(stats, keep, frozenset(x for m in merges for x in (m.source, m.target)))
     merges += plan_lone_joins(stats, keep, frozenset(x for m in merges for x in (m.source, m.target)))
+    merges += plan_anchored_lone_joins(stats, similar, keep,
+                                       frozenset(x for m in merges for x in (m.source, m.target)))
     for m in merges:
         join_field(con, m.source, m.target, m.evidence, score=float(m.evidence.get("name", 0.0)))
     if merges:

@@ -15,8 +15,8 @@ from core.build import BuildDeps, build
 from core.config import DEFAULT
 from core.extract import RuleExtractor
 from core.formats import read_file
-from core.realign import (groups, pairing, plan_label_moves, plan_lone_joins, plan_merges, plan_rejoins,
-                          plan_text_joins, realign)
+from core.realign import (groups, pairing, plan_anchored_lone_joins, plan_label_moves, plan_lone_joins, plan_merges,
+                          plan_rejoins, plan_text_joins, realign)
 from core.store import Store
 
 
@@ -1089,6 +1089,39 @@ def test_a_one_off_record_whose_labels_are_all_new_joins_the_one_kind_it_fits_fi
                                                                              alike[k].companions.items()})
                           for k in ("cons", "reading", "peak")})
     assert plan_lone_joins(twin) == []
+
+
+def invoices_with_one_other_screen():
+    # invoices in the texts ("3099.43 USD total due, Harbor Cafe, 20.3 hrs"); once another screen prints "Amount
+    # 2196.30 USD | Bill to Harbor Cafe | Hours 28.0 h": its hours joined by name, the amount and client are new
+    clients = frozenset({"Harbor Cafe", "Pine & Co", "Vega Studio"})
+    return {
+        "total_due": stats("total_due", "$", 302.0, 3950.0, 21, {"hrs_duration": 16, "item": 21}),
+        "hrs_duration": stats("hrs_duration", "min", 174.0, 2310.0, 17, {"total_due": 16, "item": 16, "amount": 1,
+                                                                         "bill": 1}),
+        "item": replace(stats("item", None, None, None, 21, {"total_due": 21, "hrs_duration": 16}, kind="text"),
+                        values=clients),
+        "amount": stats("amount", "$", 2196.3, 2196.3, 1, {"hrs_duration": 1, "bill": 1}),
+        "bill": replace(stats("bill", None, None, None, 1, {"hrs_duration": 1, "amount": 1}, kind="text"),
+                        values=frozenset({"Harbor Cafe"})),
+    }
+
+
+def test_a_record_printed_once_another_way_joins_the_places_its_kind_lacks_in_that_round():
+    s = invoices_with_one_other_screen()
+    # the names are unlike: the client the new text holds, one the invoices name, says which record it is
+    assert {(m.source, m.target) for m in plan_anchored_lone_joins(s, unlike_names)} == {
+        ("amount", "total_due"), ("bill", "item")}
+    # a client no invoice names, and names unlike: a number beside a record, not its amount
+    other = dict(s, bill=replace(s["bill"], values=frozenset({"Lunch"})))
+    assert plan_anchored_lone_joins(other, unlike_names) == []
+    # ... unless the names are alike
+    assert [(m.source, m.target) for m in plan_anchored_lone_joins(other, lambda a, b: 0.6)] == [("amount", "total_due")]
+    # a number of another unit fills no place
+    assert plan_anchored_lone_joins(dict(s, amount=replace(s["amount"], unit="kg", dimension="mass")), unlike_names) == []
+    # a place the round already holds is not free: a second amount beside the total stays apart
+    held = dict(s, amount=replace(s["amount"], companions={"hrs_duration": 1, "bill": 1, "total_due": 1}))
+    assert plan_anchored_lone_joins(held, unlike_names) == []
 
 
 def test_a_text_anchor_lets_rounds_that_read_somewhat_alike_join():

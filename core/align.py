@@ -99,8 +99,10 @@ def _base(word: str) -> str:
 
 
 def words_of(name: str) -> list[str]:
-    """The words of an attribute name ("soil_moisture" -> ["soil", "moisture"])."""
-    return [w for w in re.split(r"[^a-z0-9%]+", name.lower()) if w]
+    """The words of an attribute name ("soil_moisture" -> ["soil", "moisture"]); in a word of letters and
+    digits a zero is the letter O, as OCR reads it either way ("h20" and "h2o" are one word)."""
+    return [w.replace("0", "o") if re.search(r"[a-z]", w) and re.search(r"\d", w) else w
+            for w in re.split(r"[^a-z0-9%]+", name.lower()) if w]
 
 
 def abbreviates(short: str, long: str) -> bool:

@@ -49,6 +49,8 @@ def test_name_evidence_kinds():
     # "Avg speed" on one screen, "Mean speed" on another: one statistic spelled two ways
     assert name_evidence("avg_speed", "mean_speed")[0] >= 0.9
     assert name_evidence("max_speed", "mean_speed")[0] < 0.7
+    # OCR reads the O of a name of letters and digits as a zero: one name
+    assert name_evidence("h20", "h2o")[0] == 1.0 and name_evidence("pm10", "pm25")[0] == 0.0
 
 
 # ---------------------------------------------------------------------- the aligner

@@ -587,6 +587,11 @@ def test_merged_values_under_left_aligned_labels_keep_each_number_with_its_unit(
     tank = [OcrLine("Changed:", (20, 73, 115, 98), 1.0), OcrLine("Pct:", (165, 73, 206, 97), 1.0),
             OcrLine("23000 mL 27 percent", (19, 122, 306, 152), 1.0)]
     assert layout_text(split_merged(group_rows(tank))).splitlines()[1] == "23000 mL | 27 percent"
+    # a label centred past the end of the merged box still starts over its value (measured boxes)
+    harvest = [OcrLine("Net:", (19, 73, 63, 97), 1.0), OcrLine("Frames:", (157, 74, 238, 96), 1.0),
+               OcrLine("H20 %:", (257, 73, 334, 95), 1.0), OcrLine("21.59 KG 11", (18, 122, 195, 151), 1.0),
+               OcrLine("17.1%", (258, 123, 340, 149), 1.0)]
+    assert layout_text(split_merged(group_rows(harvest))).splitlines()[1] == "21.59 KG | 11 | 17.1%"
     # labels centred over their values: the middle of the gap between them, a unit-sized word kept
     centred = [OcrLine("Km", (60, 73, 90, 96), 1.0), OcrLine("Fuel", (200, 74, 250, 98), 1.0),
                OcrLine("174.4 KM 7.7 L", (30, 119, 290, 153), 1.0)]

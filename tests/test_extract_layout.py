@@ -68,6 +68,9 @@ def test_key_value_table_with_a_text_row_is_not_a_grid():
 def test_label_words_with_digits():
     d = _ocr("Greenhouse\nh2o %\n61%\nTemp\n21.5 °C")
     assert d["h2o"].number == 61 and d["temp"].number == 21.5
+    # a letter and digits ("H2O" read "H20") is a caption too: the row of three captions heads the values
+    d = _ocr("Extractor Log\nNet: | Frames: | H20 %:\n21.59 KG | 11 | 17.1%\nToday")
+    assert d["net"].number == 21.59 and d["frames"].number == 11 and d["h20"].number == 17.1
 
 
 def test_ocr_litre_sign_read_as_capital_i_or_one():

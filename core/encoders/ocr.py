@@ -251,6 +251,11 @@ def split_merged(rows: Sequence[Sequence[OcrLine]]) -> tuple[tuple[OcrLine, ...]
         new: list[OcrLine] = []
         for box in below:
             over = [h for h in head if box.box[0] <= (h.box[0] + h.box[2]) / 2 <= box.box[2]]
+            tol = 1.5 * (box.box[2] - box.box[0]) / max(len(box.text), 1)
+            if over and abs(over[0].box[0] - box.box[0]) <= tol:
+                # labels at their columns' left edges: a label starting inside the box is over it, however
+                # wide the label ("Net: | Frames:" over "21.59 KG 11": "Frames:" is centred past the "11")
+                over = [h for h in head if box.box[0] - tol <= h.box[0] < box.box[2] - tol]
             if len(over) < 2 or not (re.search(r"\d", box.text) or len(box.text.split()) == len(over)):
                 new.append(box)
                 continue

@@ -1788,10 +1788,11 @@ def _cells(text: str, values: list[Value]) -> list[list[_Cell]]:
                 v.bare_int and re.search(r"[A-Za-z]\s+$", line[:v.start - offset])
                 and re.match(r"\s+[A-Za-z]", line[v.end - offset:])) for v in vs)
             # a word of two letters or more, digits inside allowed ("h2o %", "CO2", "PM2.5")
+            # (or a letter and digits, a name's: "H20 %:" as OCR reads "H2O %:", "B12")
             # (or letters with periods: "O.G.", "A.B.V.")
             # (or a capital letter with a period or colon alone on its line, as a screen prints a short caption
             # over its value: "W.\n2")
-            is_label = (not vs or inner) and bool(re.search(r"[A-Za-z]{2,}|[A-Za-z]\d+[A-Za-z]|(?:[A-Za-z]\.){2,}", seg)
+            is_label = (not vs or inner) and bool(re.search(r"[A-Za-z]{2,}|[A-Za-z]\d+[A-Za-z]|\b[A-Za-z]\d+\b|(?:[A-Za-z]\.){2,}", seg)
                                                   or (re.fullmatch(r"[A-Z][.:]", seg.strip()) is not None
                                                       and seg.strip() == line.strip())) \
                 and len(re.sub(r"\([^()]*\)", " ", seg).split()) <= 6 \

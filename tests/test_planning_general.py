@@ -926,3 +926,25 @@ def test_how_much_asks_an_amount_never_a_text_column_its_word_names(tmp_path):
     assert not any(c in t.answer.text for c in ("Harbor Cafe", "Pine & Co")), (t.answer.text, t.plan.notes)
     bills = [v for _, _, v in ONE_OFF]
     assert any(f"{v:g}" in t.answer.text for v in bills + [sum(bills)]), t.answer.text
+
+
+BOARDS = _rows(10, lambda i: {"vm": float(5 + (13 * i) % 50), "period": float(1 + i % 6), "rate": 0.5 + (7 * i) % 40 / 10})
+STICKY_BOARDS = {
+    "board_log": ("One row per board record: vm, period, rate.", [
+        ("vm", "DOUBLE", None, "", ("VM",), None),
+        ("period", "DOUBLE", None, "", ("Period",), None),
+        ("rate", "DOUBLE", None, "", ("Rate",), None)], BOARDS, "Board check"),
+}
+
+
+def test_a_quantity_per_unit_of_time_is_the_rate_column(tmp_path):
+    from conftest import UnlikeEncoder
+
+    # "mites/day": no column says mites; the one that is a rate is meant, not the first column of the rows
+    emb = UnlikeEncoder()
+    con = duckdb.connect(str(build_general_memory(tmp_path / "memory.duckdb", emb, STICKY_BOARDS)))
+    engine = QueryEngine(con, emb, DEFAULT)
+    for q in ("Mean mites/day across all my board checks?", "What was my average mites/day?"):
+        s = _step(engine.ask(q))
+        assert _call(s)[:2] == ("board_log", "rate"), q
+        assert s.value["value"] == pytest.approx(statistics.mean(r["rate"] for r in BOARDS))

@@ -21,6 +21,7 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..config import Config
+from ..lexicon import CALENDAR_NOUNS
 from .columns import (
     MEASURE_ADJECTIVES, RELATED_DIMENSIONS, SCAFFOLD, ColumnChoice, named_dimension, rows_about, rows_tables, abbreviates, implied_dimension, asked_units, description_words, convert, match_categories, match_columns, name_tokens, time_of_rows,
     lettered_name, phrase_words, question_words, record_noun, table_words, unit_dimension, unit_info, unit_tokens, rows_like, like_table,
@@ -96,6 +97,12 @@ def _threshold_inside(c: Condition, col: ColumnMeta) -> bool:
         return False
     v = convert(c.number, c.unit, col.unit) if c.unit and col.unit else c.number
     return v is not None and col.low < v < col.high
+
+
+def _per_time(text: str) -> bool:
+    """Whether a phrase names a quantity per unit of time ("mites/day", "visits per week", "cups a day")."""
+    return any(unit_dimension(w) == "duration" or w in CALENDAR_NOUNS
+               for w in re.findall(r"(?:/\s*|\bper\s+|\ban?\s+)([a-z]+)\b", text.lower()))
 
 
 def _observed_op(a: Analysis, kind: str) -> str | None:
@@ -886,6 +893,8 @@ class RulePlanner:
             if time_of_rows(text):
                 own_words.add("time")  # "my average time on writing exercises with words above 336": asked
             asked = text
+            if _per_time(text) and "rate" not in own_words:
+                asked += " rate"  # "mites/day", "visits per week": a rate, whatever the column calls its thing
             if own_words and used:
                 # the words of a condition's quantity are not the measured one's ("time on puzzle sessions with
                 # puzzle rating above 1854": "puzzle rating" named "Puzzles." solved beside it)

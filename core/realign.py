@@ -73,6 +73,7 @@ JOIN_PASSES = 3  # late joins are planned again after joins, at most this many m
 REJOIN_ROUNDS = 3  # a second sense in at most this many rounds may have been given too early (plan_rejoins)
 CONTRAST_SIZE = 2.0  # pairs by shape alone against their names (a contrast, a split) are at most this far apart
 VOUCH = 0.8  # name evidence of a pair that vouches for an unlike one (initials, the same words in another form)
+COMMON_TEXTS = 2  # this many text fields of recurring values beside two kinds of record vouch like a field in common
 
 
 @dataclass(frozen=True)
@@ -648,10 +649,12 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
             else:
                 anchor = None
             kin = {x for x, y in pairs.items() if _base(x) == _base(y)}
-            if kin and not shared and all(_closeness(x, y, similar) < CLOSE for x, y in pairs.items() if x not in kin) \
+            if kin and not shared and len(common_texts) < COMMON_TEXTS \
+                    and all(_closeness(x, y, similar) < CLOSE for x, y in pairs.items() if x not in kin) \
                     and not _read_alike(pairs, stats, SPLIT_ALIKE):
                 # "duration~2" was given its own field because its records are of another kind: its name
-                # is no evidence for joining them back; another pair close in name, a shared field, or rounds
+                # is no evidence for joining them back; another pair close in name, a shared field (or two
+                # texts of recurring values beside both: a game's opponent and result), or rounds
                 # that read as one stream (a second device's garden counts: 0.78; vocabulary beside writing
                 # sessions: 0.63) are; or the one other field of each pairs beside them as beside two in common
                 senses = _senses_beside(small, large, stats, similar, len(common_texts))

@@ -576,6 +576,31 @@ def test_a_fields_second_sense_is_not_joined_back_by_shape_alone():
         ("duration~2", "duration"), ("new", "fixes"), ("rev", "length")}
 
 
+def test_a_second_sense_joins_back_beside_two_texts_of_recurring_values_both_kinds_hold():
+    # games on a scoresheet ("Moves | Rtg") and in an app ("length. | rating.", its rating a second sense): the
+    # opponents and the results, a few values recurring, are printed beside both; the names "length" and
+    # "moves" are unlike and the rounds read only somewhat alike (0.56)
+    s = {
+        "moves": stats("moves", None, 21, 88, 12, {"rating": 12, "vs": 12, "outcome": 12}),
+        "rating": stats("rating", None, 1380, 1620, 12, {"moves": 12, "vs": 12, "outcome": 12}),
+        "length": stats("length", None, 24, 80, 10, {"rating~2": 10, "vs": 10, "outcome": 10}),
+        "rating~2": stats("rating~2", None, 1390, 1610, 10, {"length": 10, "vs": 10, "outcome": 10}),
+    }
+    s = with_texts(s, ("moves", "rating"), (1.0, 0.0), (0.56, np.sqrt(1 - 0.56 ** 2)))
+    people = frozenset({"Aurelie", "Bruno", "Keiko", "Mateo", "Sanna", "Tomas"})
+    texts = {
+        "vs": replace(stats("vs", None, None, None, 22, {"moves": 12, "rating": 12, "length": 10, "rating~2": 10},
+                            kind="text"), values=people),
+        "outcome": replace(stats("outcome", None, None, None, 22, {"moves": 12, "rating": 12, "length": 10,
+                                                                   "rating~2": 10}, kind="text"),
+                           values=frozenset({"win", "loss", "draw"})),
+    }
+    assert {(m.source, m.target) for m in plan_merges(dict(s, **texts), unlike_names)} == {
+        ("length", "moves"), ("rating~2", "rating")}
+    # one such text is not enough: the opponents of a game are also the partners of a lesson
+    assert plan_merges(dict(s, vs=texts["vs"]), unlike_names) == []
+
+
 def test_a_second_sense_joins_back_when_every_field_pairs_by_its_unit_and_size():
     # a water change told in the text (changed L, pct %, conditioner mL) and on an app's screen (vol L,
     # portion %, conditioner~2 mL): three quantities with units, of one size each, in rounds read at 0.6

@@ -948,3 +948,30 @@ def test_a_quantity_per_unit_of_time_is_the_rate_column(tmp_path):
         s = _step(engine.ask(q))
         assert _call(s)[:2] == ("board_log", "rate"), q
         assert s.value["value"] == pytest.approx(statistics.mean(r["rate"] for r in BOARDS))
+
+
+BLITZ_EVENINGS = _rows(9, lambda i: {"games_n": float(4 + (5 * i) % 15), "wins_n": float(1 + (3 * i) % 7),
+                                     "blitz": 1250.0 + (41 * i) % 280})
+RATED_AND_BLITZ = {
+    "move_log": ("One row per move record: rating, move count.", [
+        ("rating", "DOUBLE", None, "", ("My rating",), None),
+        ("move_count", "DOUBLE", None, "", ("move count",), None)], RATED_GAMES, "Played a game"),
+    "win_log": ("One row per win record: games, wins, blitz.", [
+        ("games_n", "DOUBLE", None, "", ("Games",), None),
+        ("wins_n", "DOUBLE", None, "", ("Wins",), None),
+        ("blitz", "DOUBLE", None, "", ("Blitz",), None)], BLITZ_EVENINGS, "Blitz tonight"),
+}
+
+
+def test_the_words_before_the_head_name_the_rows_whose_column_they_alone_name(tmp_path):
+    from conftest import UnlikeEncoder
+
+    # "blitz rating": the blitz evenings' "Blitz: 1391" is their rating; the games' "rating" is another one
+    emb = UnlikeEncoder()
+    con = duckdb.connect(str(build_general_memory(tmp_path / "memory.duckdb", emb, RATED_AND_BLITZ)))
+    engine = QueryEngine(con, emb, DEFAULT)
+    t = engine.ask("What was my highest blitz rating?")
+    assert _call(_step(t))[:2] == ("win_log", "blitz"), t.plan.notes
+    assert t.answer.text.startswith(f"{max(r['blitz'] for r in BLITZ_EVENINGS):g}"), t.answer.text
+    # the head alone is the games' rating
+    assert _call(_step(engine.ask("What was my highest rating?")))[:2] == ("move_log", "rating")

@@ -503,7 +503,8 @@ class RulePlanner:
                        tables: list[TableMeta]) -> set[str]:
         """With no records named, the words before the phrase's head may name them ("puzzle" of "puzzle
         rating"): the tables whose rounds say those words, when the best column's table is not among them,
-        its name does not say them, and one of theirs is named by the head word itself. Else nothing."""
+        its name does not say them, and one of theirs is named by the head word itself or by those words
+        alone. Else nothing."""
         seq = [w for w in re.findall(r"[a-z]+", phrase.lower()) if w not in SCAFFOLD and w not in STOPWORDS
                and stem(w) not in SCAFFOLD and w not in MEASURE_ADJECTIVES]  # ("big": the operator)
         if len(seq) < 2:
@@ -514,7 +515,11 @@ class RulePlanner:
         found = self._tables_of_rows(" ".join(mods), tables)
         if not found or best.table in found:
             return set()
-        if not any(c.table in found and head in tokens(c.column.replace("_", " ")) for c in numeric):
+        # (or one of theirs is named by those words alone: "blitz rating" where the blitz log's "Blitz: 1391" is
+        # its rating, beside the games' "rating")
+        own = {stem(w) for w in mods}
+        if not any(c.table in found and (head in (toks := set(tokens(c.column.replace("_", " "))))
+                                         or (toks and toks <= own)) for c in numeric):
             return set()
         return found
 

@@ -975,3 +975,15 @@ def test_the_words_before_the_head_name_the_rows_whose_column_they_alone_name(tm
     assert t.answer.text.startswith(f"{max(r['blitz'] for r in BLITZ_EVENINGS):g}"), t.answer.text
     # the head alone is the games' rating
     assert _call(_step(engine.ask("What was my highest rating?")))[:2] == ("move_log", "rating")
+
+
+def test_the_verb_of_a_did_i_clause_is_no_unknown_modifier_of_the_rows(tmp_path):
+    from conftest import UnlikeEncoder
+
+    # "play" is said by no round ("Blitz tonight: Games 12 ..."), but it is the clause's verb, not a kind of blitz
+    emb = UnlikeEncoder()
+    blitz_only = {"win_log": RATED_AND_BLITZ["win_log"]}
+    con = duckdb.connect(str(build_general_memory(tmp_path / "memory.duckdb", emb, blitz_only)))
+    engine = QueryEngine(con, emb, DEFAULT)
+    s = _step(engine.ask("How many times did I play blitz?"))
+    assert _call(s) == ("win_log", "*", "count") and s.value["value"] == len(BLITZ_EVENINGS), s.summary

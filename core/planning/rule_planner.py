@@ -298,7 +298,7 @@ class RulePlanner:
             for c in a.conditions:
                 # (the context as asked, "On how many waterings was the soil moisture", in the lower-cased target)
                 target = re.sub(re.escape(c.context), " ", target, flags=re.IGNORECASE)
-            unknown = self._unknown_modifier(target, tables, d)
+            unknown = self._unknown_modifier(target, tables, d, question)
             chosen = [c for t in tables if t.table_name == d.table for c in t.attribute_columns() if c.name == d.column]
             if unknown and _only_kind(chosen, phrase_words(target), tables):
                 # "soil moisture" where the rounds say just "Moisture": the only moisture there is
@@ -565,13 +565,16 @@ class RulePlanner:
             return False
         return not self.builder.mentions(words[-1])
 
-    def _unknown_modifier(self, text: str | None, tables: list[TableMeta], d: Decision) -> str | None:
+    def _unknown_modifier(self, text: str | None, tables: list[TableMeta], d: Decision,
+                          question: str = "") -> str | None:
         """A word of the target phrase right before a word that names what the decision computes (its
         column, or for a count its table: "kayak" of "kayak fee") that nothing in the memory
         holds: no table, column or alias names it (abbreviations count) and no round mentions it. None when
-        every such word is known, or without the rounds."""
+        every such word is known, or without the rounds. The verb of the question's clause ("play" of "how
+        many times did I play blitz") modifies nothing."""
         if self.builder is None or not hasattr(self.builder, "mentions"):
             return None
+        verbs = set(re.findall(r"\b(?:" + "|".join(AUXILIARIES) + r")\s+(?:i|we|you)\s+([a-z]+)", question.lower()))
         chosen = next((t for t in tables if t.table_name == d.table), None)
         if chosen is None:
             return None
@@ -590,6 +593,8 @@ class RulePlanner:
             return _in_meta(w, meta) or w in dims or self.builder.mentions(w)
         for a_raw, b_raw in pairs:
             w, nxt = phrase_words(a_raw)[0], phrase_words(b_raw)[0]
+            if a_raw in verbs:
+                continue
             if any(lettered_name(n, [a_raw, stem(b_raw)]) for c in cols for n in (c.name, *c.aliases)):
                 continue  # "blitz" of "blitz rating" is the "b" of the column "b-rating"
             k = seq.index(w) if w in seq else 0

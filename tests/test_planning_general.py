@@ -987,3 +987,23 @@ def test_the_verb_of_a_did_i_clause_is_no_unknown_modifier_of_the_rows(tmp_path)
     engine = QueryEngine(con, emb, DEFAULT)
     s = _step(engine.ask("How many times did I play blitz?"))
     assert _call(s) == ("win_log", "*", "count") and s.value["value"] == len(BLITZ_EVENINGS), s.summary
+
+
+LINE_STUDY = _rows(9, lambda i: {"lines": float(3 + (5 * i) % 14),
+                                 "variation": ("Caro-Kann", "Najdorf", "LINE Caro-Kann")[i % 3]})
+VARIATIONS = {
+    "line_log": ("One row per line record: lines, variation.", [
+        ("lines", "DOUBLE", None, "", ("lines",), None),
+        ("variation", "VARCHAR", None, "", ("Variation",), None)], LINE_STUDY, "Opening study"),
+}
+
+
+def test_a_label_word_read_into_a_text_value_makes_no_other_value(tmp_path):
+    from conftest import UnlikeEncoder
+
+    # "LINE Caro-Kann" (OCR read the caption into the value) is Caro-Kann: "for Caro-Kann" filters on both
+    emb = UnlikeEncoder()
+    con = duckdb.connect(str(build_general_memory(tmp_path / "memory.duckdb", emb, VARIATIONS)))
+    s = _step(QueryEngine(con, emb, DEFAULT).ask("What was my average lines for Caro-Kann?"))
+    want = [r["lines"] for r in LINE_STUDY if r["variation"].endswith("Caro-Kann")]
+    assert s.value["value"] == pytest.approx(statistics.mean(want)), s.summary

@@ -923,13 +923,18 @@ def match_categories(text: str, tables: Sequence[TableMeta]) -> list[CategoryMat
         # order misled extraction) is no category: a question naming that quantity does not filter by it
         labels = {_value_canon(n) for c in t.attribute_columns()
                   for n in (c.name.replace("_", " "), *c.aliases) if n}
+        label_words = {w for n in labels for w in n.split()}
         for c in t.attribute_columns():
             if not c.categories:
                 continue
             groups: dict[str, list[str]] = {}
             for v in c.categories:
-                if _value_canon(v) not in labels:
-                    groups.setdefault(_value_canon(v), []).append(v)
+                canon = _value_canon(v)
+                if canon not in labels:
+                    # a label read into the value ("LINE Caro-Kann" beside "Caro-Kann", the table's "lines"): one
+                    # value, whatever label word came with it
+                    core = [w for w in canon.split() if w not in label_words]
+                    groups.setdefault(" ".join(core) if core else canon, []).append(v)
             root = _agent_root(c.name)
             for canon, variants in groups.items():
                 vt = canon.split()

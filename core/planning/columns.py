@@ -923,18 +923,20 @@ def match_categories(text: str, tables: Sequence[TableMeta]) -> list[CategoryMat
         # order misled extraction) is no category: a question naming that quantity does not filter by it
         labels = {_value_canon(n) for c in t.attribute_columns()
                   for n in (c.name.replace("_", " "), *c.aliases) if n}
-        label_words = {w for n in labels for w in n.split()}
         for c in t.attribute_columns():
             if not c.categories:
                 continue
+            # (the words of the other columns' labels: a value may hold its own column's, "Hive D", "Bike B")
+            label_words = {w for o in t.attribute_columns() if o.name != c.name
+                           for n in (o.name.replace("_", " "), *o.aliases) if n for w in _value_canon(n).split()}
             groups: dict[str, list[str]] = {}
             for v in c.categories:
                 canon = _value_canon(v)
                 if canon not in labels:
-                    # a label read into the value ("LINE Caro-Kann" beside "Caro-Kann", the table's "lines"): one
-                    # value, whatever label word came with it
+                    # another column's label read into the value ("LINE Caro-Kann" beside "Caro-Kann", the table's
+                    # "lines"): one value, whatever label word came with it
                     core = [w for w in canon.split() if w not in label_words]
-                    groups.setdefault(" ".join(core) if core else canon, []).append(v)
+                    groups.setdefault(" ".join(core) if any(len(w) >= 3 for w in core) else canon, []).append(v)
             root = _agent_root(c.name)
             for canon, variants in groups.items():
                 vt = canon.split()

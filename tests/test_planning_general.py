@@ -1007,3 +1007,35 @@ def test_a_label_word_read_into_a_text_value_makes_no_other_value(tmp_path):
     s = _step(QueryEngine(con, emb, DEFAULT).ask("What was my average lines for Caro-Kann?"))
     want = [r["lines"] for r in LINE_STUDY if r["variation"].endswith("Caro-Kann")]
     assert s.value["value"] == pytest.approx(statistics.mean(want)), s.summary
+
+
+METER_DAYS = _rows(10, lambda i: {"used": 6.0 + (7 * i) % 30, "peak": 0.7 + (3 * i) % 40 / 10})
+KETTLE_DAYS = _rows(8, lambda i: {"consumption": 1.0 + (5 * i) % 9, "temp": 60.0 + (7 * i) % 35})
+METERS_AND_KETTLES = {
+    "meter_log": ("One row per meter record: used (kWh), peak (kW).", [
+        ("used", "DOUBLE", "kWh", "", ("used",), None),
+        ("peak", "DOUBLE", "kW", "", ("peak power",), None)], METER_DAYS, "Electricity reading"),
+    "kettle_log": ("One row per kettle record: consumption (L), temp (°C).", [
+        ("consumption", "DOUBLE", "L", "", ("consumption",), None),
+        ("temp", "DOUBLE", "°C", "", ("temp",), None)], KETTLE_DAYS, "Kettle check"),
+}
+
+
+def test_a_verb_names_the_column_named_by_its_noun_and_the_reverse(tmp_path):
+    from conftest import UnlikeEncoder
+
+    # "usage" of a meter printed "used", "consumed" of a kettle printed "consumption"
+    emb = UnlikeEncoder()
+    con = duckdb.connect(str(build_general_memory(tmp_path / "memory.duckdb", emb, METERS_AND_KETTLES)))
+    engine = QueryEngine(con, emb, DEFAULT)
+    s = _step(engine.ask("What was my average usage?"))
+    assert _call(s)[:2] == ("meter_log", "used") and s.value["value"] == pytest.approx(
+        statistics.mean(r["used"] for r in METER_DAYS)), s.summary
+    assert _call(_step(engine.ask("How much water was consumed in total?")))[:2] == ("kettle_log", "consumption")
+
+
+def test_derived_words_are_a_verb_and_its_noun_not_any_shared_beginning():
+    from core.planning.columns import derived
+
+    assert derived("used", "usage") and derived("consum", "consumption") and derived("stor", "storage")
+    assert not derived("feed", "fee") and not derived("station", "stat") and not derived("pay", "payload")

@@ -606,6 +606,24 @@ def initials_ending(text: str, head: str | None) -> set[str]:
             for n in (2, 3) if k - n + 1 >= 0}
 
 
+# suffixes that make a noun of a verb ("usage", "consumption", "payment") and the endings of its other forms
+_NOUN_SUFFIXES = ("age", "ption", "tion", "ment")
+_VERB_ENDINGS = ("", "e", "ed", "ing")
+
+
+def derived(a: str, b: str) -> bool:
+    """Whether two words are a verb and the noun made of it ("used" / "usage", "consumed" / "consumption",
+    "produced" / "production", "stored" / "storage"), as tokens or stems: one root of at least two letters,
+    one word ending in a noun suffix, the other in a verb's ending."""
+    for x, y in ((a, b), (b, a)):
+        for suf in _NOUN_SUFFIXES:
+            if x.endswith(suf) and len(x) - len(suf) >= 2:
+                root = x[: -len(suf)]
+                if y != root and any(y == root + e for e in _VERB_ENDINGS if e) or (y == root and len(y) >= 4):
+                    return True
+    return False
+
+
 def query_tokens(text: str, vocab: Sequence[str]) -> list[str]:
     """The phrase's content tokens (and their lemmas), plus the vocabulary words they abbreviate or are
     abbreviations of, and vocabulary words that are the initials of two or three of its words in a row."""
@@ -624,9 +642,9 @@ def query_tokens(text: str, vocab: Sequence[str]) -> list[str]:
         for w in vocab:
             if w == t or len(w) < 3:
                 continue  # (two letters abbreviate only the word asked about: see match_columns)
-            if abbreviates(t, w) or compound_head(t, w):
+            if abbreviates(t, w) or compound_head(t, w) or derived(t, w):
                 # the question abbreviates a name ("temp" for temperature), or names a kind of it in one
-                # word ("photoperiod" for a period)
+                # word ("photoperiod" for a period), or says the verb of a noun ("used" for "usage")
                 out.append(w)
             elif abbreviates(w, t) and t not in vset and not any(
                     v != t and len(v) > len(w) and abbreviates(w, v) for v in vset):

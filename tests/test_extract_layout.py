@@ -76,6 +76,9 @@ def test_label_words_with_digits():
 def test_ocr_litre_sign_read_as_capital_i_or_one():
     d = _ocr("Rain barrel\nVolume:\n12.5I\nToday")
     assert d["volume"].number == 12.5 and d["volume"].unit == "L" and d["volume"].raw_value == "12.5I"
+    # a tile's "232 l" read "232 1" (measured): a whole number's litres, the caption under it
+    d = _ocr("AquaMeter\n232 1 | 353.98 m3\nCONSUMPTION | READING\nDetails")
+    assert d["consumption"].number == 232 and d["consumption"].unit == "L" and d["reading"].number == 353.98
     d = _ocr("Tank log\n13.3 1 | 21.5 C\nFILL: | WATER TEMP:")
     assert d["fill"].number == 13.3 and d["fill"].unit == "L" and d["water_temp"].number == 21.5
     d = _ocr("GreenThumb\nWatered (I) | 0.73\nPot | Peace lily")  # the unit of a label, "(l)" read as "(I)"

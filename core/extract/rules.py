@@ -1660,6 +1660,8 @@ def extract_text(text: str, *, structured: bool, speaker: str | None = None,
         text = re.sub(r"(?<=\d\.\d )1(?![\w.,/:])|(?<=\d\.\d\d )1(?![\w.,/:])", "l", text)
         # ("3.9 I" alone in its box, the capital after a space: not the pronoun of a sentence)
         text = re.sub(r"(?<=\d\.\d )I(?=[ \t]*(?:\||$))|(?<=\d\.\d\d )I(?=[ \t]*(?:\||$))", "l", text, flags=re.M)
+        # ("232 1": a box of a whole number of three digits or more and a lone "1", a tile's "232 l")
+        text = re.sub(r"(?:(?<=^)|(?<=\|)|(?<=\| ))(\d{3,}) 1(?=[ \t]*(?:\||$))", r"\1 l", text, flags=re.M)
         text = text.replace("(I)", "(l)")  # ... and a label's unit "(l)" as "(I)": "Watered (I) | 0.73"
     else:
         text = _sentence_case(_log_line_abbreviations(text))

@@ -1039,3 +1039,26 @@ def test_derived_words_are_a_verb_and_its_noun_not_any_shared_beginning():
 
     assert derived("used", "usage") and derived("consum", "consumption") and derived("stor", "storage")
     assert not derived("feed", "fee") and not derived("station", "stat") and not derived("pay", "payload")
+
+
+LIGHT_DAYS = _rows(10, lambda i: {"dl": 6.0 + (7 * i) % 80 / 10, "illum": 1500.0 + (977 * i) % 20000})
+FEED_DAYS = _rows(8, lambda i: {"feed": 2.0 + (3 * i) % 18, "k": i})
+LIGHT_AND_FEEDS = {
+    "light_log": ("One row per light record: dl (h), illum (lx).", [
+        ("dl", "DOUBLE", "h", "", ("DL",), None),
+        ("illum", "DOUBLE", "lx", "", ("Illum",), None)], LIGHT_DAYS, "Checked the light"),
+    "feed_log": ("One row per feed record: feed (mL).", [
+        ("feed", "DOUBLE", "mL", "", ("feed",), None)], FEED_DAYS, lambda r: f"Day {r['k'] + 1}"),
+}
+
+
+def test_a_word_written_as_two_is_named_by_their_initials_not_by_rounds_saying_its_first(tmp_path):
+    from conftest import UnlikeEncoder
+
+    # "daylight": "light" is a word of the memory, so "DL" is its initials; the feeds' "Day 3" rounds say "day",
+    # the first of the two words, not an abbreviation of "daylight"
+    emb = UnlikeEncoder()
+    con = duckdb.connect(str(build_general_memory(tmp_path / "memory.duckdb", emb, LIGHT_AND_FEEDS)))
+    s = _step(QueryEngine(con, emb, DEFAULT).ask("What was my average daylight?"))
+    assert _call(s)[:2] == ("light_log", "dl"), s.summary
+    assert s.value["value"] == pytest.approx(statistics.mean(r["dl"] for r in LIGHT_DAYS))

@@ -218,6 +218,24 @@ def abbreviates(short: str, long: str) -> bool:
     return short[1] == long[-1] or first_and_consonant(short, long)
 
 
+def compound_parts(word: str, known: Iterable[str]) -> tuple[str, str] | None:
+    """A word written as two, each of at least three letters, the second of which is a word the memory knows:
+    "daylight" -> ("day", "light") beside a light log. None else (a remainder that is no known word, the
+    "erature" of "temperature", makes no compound)."""
+    known = set(known)
+    for k in range(3, len(word) - 2):
+        if word[k:] in known:
+            return word[:k], word[k:]
+    return None
+
+
+def _first_of_compound(short: str, word: str, known: frozenset[str]) -> bool:
+    """`short` begins `word` as the first of the two words it is written as ("day" of "daylight" where the rounds
+    say "light"), not as its abbreviation."""
+    parts = compound_parts(word, known)
+    return parts is not None and parts[0] == short
+
+
 def compound_head(word: str, name: str) -> bool:
     """'photoperiod' is a period, 'headcount' a count: an English compound written as one word ends in the
     noun it is a kind of (a name of at least 4 letters after at least 3 letters of modifier)."""
@@ -532,6 +550,7 @@ def _row_shares(want: list[str], tables: Sequence[TableMeta],
     # a word some table's rounds say as it is is not read in another's abbreviations: "timesheet" said by the
     # timesheets' rounds is not the "time" of a trip's "time on road"
     said = {w for w in want if any(own[w] & v for v in vocabs.values())}
+    every = frozenset().union(*vocabs.values()) if vocabs else frozenset()
     for t in tables:
         rows = row_words(t.table_name)
         if not rows:
@@ -542,7 +561,7 @@ def _row_shares(want: list[str], tables: Sequence[TableMeta],
         # (and the words of its lemma: "changes" / "changed")
         forms = {w: own[w]
                  | {x for x in vocab if w not in said and len(w) >= 3 and len(x) >= 3
-                    and (abbreviates(w, x) or abbreviates(x, w))}
+                    and (abbreviates(w, x) or abbreviates(x, w) and not _first_of_compound(x, w, every))}
                  | {x for x in vocab if _lemma_key(x) == _lemma_key(w)}
                  for w in want}
         need = len(want) if len(want) <= 3 else -(-2 * len(want) // 3)  # every word of a short phrase, else 2/3
@@ -715,8 +734,11 @@ def match_columns(text: str, tables: Sequence[TableMeta], embed: Callable[[list[
         # a name of two letters that begins or abbreviates the phrase's head word ("FR" on a tyre gauge for
         # "front", "GS" on a survey sheet for "geese"): too short for an abbreviation anywhere else, it names
         # the head of what is asked
+        # (or the initials of the two words it is written as: "DL" for "daylight" where "light" is known)
+        parts = compound_parts(asked, vocab)
         short = {w for _, c in cands for n in (c.name, *c.aliases) for w in tokens(n)
-                 if len(w) == 2 and w.isalpha() and (asked.startswith(w) or abbreviates(w, asked))}
+                 if len(w) == 2 and w.isalpha() and (asked.startswith(w) or abbreviates(w, asked)
+                                                     or (parts is not None and w == parts[0][0] + parts[1][0]))}
         qtok, qset, plain = qtok + sorted(short - qset), qset | short, plain | short
     # the asked word as written too ("points": its stem "point" lost the letter "pts" keeps)
     asked_forms = ({asked} | {w for w in re.findall(r"[a-z]+", text.lower()) if stem(w) == asked}) if asked else set()

@@ -35,6 +35,10 @@ def test_tiles_of_a_name_and_a_number_over_their_captions_beside_a_value_over_it
     assert d["variation"].raw_value == "London System" and d["variation"].value_kind == "text"
     assert d["lines_reviewed"].number == 22 and "london_system" not in d
     assert d["duration"].number == 30 and d["duration"].label == "Time"
+    # a row of names alone over captions, before such a row of values: "Tomasz" is the opponent, not a label
+    d = _ocr("LiChessly\nTomasz | loss\nVs | res.\n59 | 1555\nlength | rating")
+    assert d["vs"].raw_value == "Tomasz" and d["res"].raw_value == "loss"
+    assert d["length"].number == 59 and d["rating"].number == 1555
     # without a row of values alone over captions it is a key/value table, read as one
     d = _ocr("Library\nLoan time | 14 days\nBranch | North")
     assert d["loan_time"].number == 14 and d["branch"].raw_value == "North"

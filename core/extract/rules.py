@@ -2214,11 +2214,27 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
     da, db = dangling(above), dangling(below)
     # (of two readings pairing as many cells, the one that needs no text split off a value)
     sa, sb = (sum(1 for _, vc in r if id(vc) in leading_split) for r in (above, below))
+    # (tiles of two or more columns, a row of values alone over captions that close the image, read every box
+    # value over caption: a row of names over captions before them is no row of labels left dangling, "Tomasz |
+    # loss" over "vs | res.")
+    def names_over_captions(k: int) -> bool:
+        a, b = rows[k], rows[k + 1]
+        return len(a) == len(b) >= 2 and all(text_cell(c) and not labelish(c) for c in a) \
+            and all(c.is_label and not c.values for c in b)
+    name_tiles = [k for k in range(1, len(rows) - 1) if names_over_captions(k)] \
+        if any(len(rows[k]) >= 2 for k in tiles) else []
     prefer_below = len(below) > len(above) or (len(below) == len(above) and (sb < sa or sb == sa and (
-        db < da or db == da and (any(lc.start == last for lc, _ in below)
-                                 and not any(lc.start == last or vc.start == last for lc, vc in above)))))
+        bool(name_tiles) and db > da or db < da or db == da and (any(lc.start == last for lc, _ in below)
+                                                              and not any(lc.start == last or vc.start == last
+                                                                          for lc, vc in above)))))
     for lc, vc in (below if prefer_below else above):
         pair(lc, vc)
+    if prefer_below and below:
+        # ... and that row's names are the values of the captions under them
+        for k in name_tiles:
+            if not {c.start for c in rows[k] + rows[k + 1]} & (texts_used | labels_used):
+                for lc, vc in zip(rows[k + 1], rows[k]):
+                    pair_text(lc, vc)
     if prefer_below and below:
         # a box whose value is a name, read like the image's other boxes (value over its caption), before
         # a caption is read as the label of the line under it: "Haruka" over "teacher", "Joao" over

@@ -370,6 +370,9 @@ def _size_gap(a: FieldStats, b: FieldStats) -> float | None:
     mb = b.median if not (a.unit and b.unit and a.unit != b.unit) else convert(b.median, b.unit, a.unit)
     if mb is None or mb <= 0:
         return None
+    if not a.unit and not b.unit and float(a.median).is_integer() and float(mb).is_integer() \
+            and abs(a.median - mb) <= 1:
+        return 0.0  # bare counts whose typical values are a count apart (4 and 5 chicks): one size, by chance
     return abs(float(np.log(a.median / mb)))
 
 

@@ -601,6 +601,24 @@ def test_a_second_sense_joins_back_beside_two_texts_of_recurring_values_both_kin
     assert plan_merges(dict(s, vs=texts["vs"]), unlike_names) == []
 
 
+def test_counts_a_count_apart_in_typical_value_pair_by_their_names_not_by_size():
+    # nest boxes in the texts ("clutch", "chicks") and on a camera's screen ("EGG COUNT", "NESTLINGS"): eggs and
+    # chicks of one size, their medians 4 and 5 by chance; "nestlings" is nearer "chicks" by the encoder
+    s = {
+        "chicks": stats("chicks", None, 0, 8, 19, {"clutch": 19}),
+        "clutch": stats("clutch", None, 0, 8, 19, {"chicks": 19}),
+        "egg_count": stats("egg_count", None, 1, 9, 15, {"nestlings": 15}),
+        "nestlings": stats("nestlings", None, 1, 8, 15, {"egg_count": 15}),
+    }
+    typical = {"chicks": 5, "clutch": 4, "egg_count": 5, "nestlings": 4}
+    s = {k: replace(v, median=typical[k]) for k, v in s.items()}
+    s = with_texts(s, ("chicks", "clutch"), (1.0, 0.0), (0.77, np.sqrt(1 - 0.77 ** 2)))
+    near = {frozenset({"chicks", "nestlings"}): 0.4, frozenset({"chicks", "egg_count"}): 0.3}
+    similar = lambda a, b: 1.0 if a == b else near.get(frozenset({a, b}), 0.17)  # noqa: E731
+    assert {(m.source, m.target) for m in plan_merges(s, similar)} == {
+        ("egg_count", "clutch"), ("nestlings", "chicks")}
+
+
 def test_a_second_sense_joins_back_when_every_field_pairs_by_its_unit_and_size():
     # a water change told in the text (changed L, pct %, conditioner mL) and on an app's screen (vol L,
     # portion %, conditioner~2 mL): three quantities with units, of one size each, in rounds read at 0.6

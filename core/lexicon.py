@@ -117,7 +117,7 @@ DURATION_LABEL_WORDS = _ws("duration elapsed length total")
 MEASURE_WORDS = _ws(
     "value reading level amount volume mass weight duration time distance length temperature percent "
     "speed pace energy power pressure count total concentration illuminance frequency voltage area dose "
-    "conductance efficiency")
+    "conductance efficiency consumption")
 
 # Words that set two quantities apart when they are all that differs between two names ("my value" /
 # "other value", "min temp" / "max temp", "start time" / "end time"): whose, which end, which extreme,
@@ -228,7 +228,7 @@ psi = psi pressure 1
 bar = bar pressure 1
 hpa = hPa pressure 1
 mpg = mpg efficiency 1
-l/100km = L/100km efficiency 1
+l/100km = L/100km consumption 1
 db = dB level 1
 lux lx = lx illuminance 1
 iu = IU dose 1

@@ -57,6 +57,9 @@ def test_units_cover_si_prefixes_imperial_currencies_and_percent():
         assert info is not None and (info.unit, info.dimension) == (unit, dim), spelling
     assert parse_unit("MW").unit == "MW" and parse_unit("mW").unit == "mW"  # case decides the prefix
     assert parse_unit("hrs").factor == 60 and parse_unit("furlongs") is None
+    # fuel per distance and distance per fuel are two quantities, not one in two units: no conversion between
+    from core.units import convert
+    assert parse_unit("L/100km").dimension == "consumption" and convert(30, "mpg", "L/100km") is None
 
 
 def test_json_file_extends_and_replaces_lists(tmp_path):

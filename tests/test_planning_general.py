@@ -1062,3 +1062,22 @@ def test_a_word_written_as_two_is_named_by_their_initials_not_by_rounds_saying_i
     s = _step(QueryEngine(con, emb, DEFAULT).ask("What was my average daylight?"))
     assert _call(s)[:2] == ("light_log", "dl"), s.summary
     assert s.value["value"] == pytest.approx(statistics.mean(r["dl"] for r in LIGHT_DAYS))
+
+
+DRIVE_DAYS = _rows(9, lambda i: {"dist": 20.0 + (31 * i) % 150, "l_100": 4.9 + (7 * i) % 38 / 10})
+DRIVE_COMPUTER = {
+    "dist_log": ("One row per dist record: dist (km), l 100 (L/100km).", [
+        ("dist", "DOUBLE", "km", "", ("Dist.",), None),
+        ("l_100", "DOUBLE", "L/100km", "", ("L/100",), None)], DRIVE_DAYS, "Drive home"),
+}
+
+
+def test_fuel_per_distance_is_a_consumption_whatever_its_label(tmp_path):
+    from conftest import UnlikeEncoder
+
+    # the trip computer prints "L/100" as the label: the unit says the column is a consumption
+    emb = UnlikeEncoder()
+    con = duckdb.connect(str(build_general_memory(tmp_path / "memory.duckdb", emb, DRIVE_COMPUTER)))
+    t = QueryEngine(con, emb, DEFAULT).ask("What's the largest consumption I ever logged?")
+    assert _call(_step(t))[:2] == ("dist_log", "l_100"), t.plan.notes
+    assert t.answer.text.startswith(f"{max(r['l_100'] for r in DRIVE_DAYS):g}"), t.answer.text

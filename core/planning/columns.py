@@ -546,16 +546,14 @@ def _row_shares(want: list[str], tables: Sequence[TableMeta],
     head = want[-1]
     out = {}
     own = {w: {w, stem(w), w[:-1] if len(w) > 2 and w.endswith("s") else w} for w in want}
-    vocabs = {t.table_name: frozenset().union(*rows) for t in tables if (rows := row_words(t.table_name))}
+    rounds = {t.table_name: rows for t in tables if (rows := row_words(t.table_name))}
+    vocabs = {name: frozenset().union(*rows) for name, rows in rounds.items()}
     # a word some table's rounds say as it is is not read in another's abbreviations: "timesheet" said by the
     # timesheets' rounds is not the "time" of a trip's "time on road"
     said = {w for w in want if any(own[w] & v for v in vocabs.values())}
     every = frozenset().union(*vocabs.values()) if vocabs else frozenset()
-    for t in tables:
-        rows = row_words(t.table_name)
-        if not rows:
-            continue
-        vocab = vocabs[t.table_name]
+    for name, rows in rounds.items():
+        vocab = vocabs[name]
         # each wanted word's spellings in these rounds: itself and the words it abbreviates or that abbreviate it
         # ("waterings" -> watering -> water: a plural gerund is stemmed once, the rounds' "watering" fully)
         # (and the words of its lemma: "changes" / "changed")
@@ -566,7 +564,7 @@ def _row_shares(want: list[str], tables: Sequence[TableMeta],
                  for w in want}
         need = len(want) if len(want) <= 3 else -(-2 * len(want) // 3)  # every word of a short phrase, else 2/3
         hit = sum(1 for r in rows if forms[head] & r and sum(1 for w in want if forms[w] & r) >= need)
-        out[t.table_name] = hit / len(rows)
+        out[name] = hit / len(rows)
     return out
 
 
@@ -627,19 +625,20 @@ def initials_ending(text: str, head: str | None) -> set[str]:
 
 # suffixes that make a noun of a verb ("usage", "consumption", "payment") and the endings of its other forms
 _NOUN_SUFFIXES = ("age", "ption", "tion", "ment")
-_VERB_ENDINGS = ("", "e", "ed", "ing")
+_VERB_ENDINGS = ("e", "ed", "ing")
 
 
 def derived(a: str, b: str) -> bool:
     """Whether two words are a verb and the noun made of it ("used" / "usage", "consumed" / "consumption",
     "produced" / "production", "stored" / "storage"), as tokens or stems: one root of at least two letters,
-    one word ending in a noun suffix, the other in a verb's ending."""
+    one word ending in a noun suffix, the other in a verb's ending (or the bare root, a stem, of four letters
+    or more: "consum")."""
     for x, y in ((a, b), (b, a)):
         for suf in _NOUN_SUFFIXES:
-            if x.endswith(suf) and len(x) - len(suf) >= 2:
-                root = x[: -len(suf)]
-                if y != root and any(y == root + e for e in _VERB_ENDINGS if e) or (y == root and len(y) >= 4):
-                    return True
+            root = x[: -len(suf)]
+            if x.endswith(suf) and len(root) >= 2 and (
+                    y in {root + e for e in _VERB_ENDINGS} or (y == root and len(root) >= 4)):
+                return True
     return False
 
 

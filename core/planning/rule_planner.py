@@ -21,7 +21,6 @@ from typing import Callable, Sequence
 import numpy as np
 
 from ..config import Config
-from ..lexicon import CALENDAR_NOUNS
 from .columns import (
     MEASURE_ADJECTIVES, RELATED_DIMENSIONS, SCAFFOLD, ColumnChoice, named_dimension, rows_about, rows_tables, abbreviates, implied_dimension, asked_units, description_words, convert, match_categories, match_columns, name_tokens, time_of_rows,
     lettered_name, phrase_words, question_words, record_noun, table_words, unit_dimension, unit_info, unit_tokens, rows_like, like_table,
@@ -99,9 +98,16 @@ def _threshold_inside(c: Condition, col: ColumnMeta) -> bool:
     return v is not None and col.low < v < col.high
 
 
+# "how much" / "how many": an amount is asked
+_HOW_MUCH = re.compile(r"\bhow\s+(?:much|many)\b")
+
+
 def _per_time(text: str) -> bool:
     """Whether a phrase names a quantity per unit of time ("mites/day", "visits per week", "cups a day")."""
-    return any(unit_dimension(w) == "duration" or w in CALENDAR_NOUNS
+    from ..extract.normalize import active_lexicon
+
+    calendar = active_lexicon().calendar_nouns
+    return any(unit_dimension(w) == "duration" or w in calendar
                for w in re.findall(r"(?:/\s*|\bper\s+|\ban?\s+)([a-z]+)\b", text.lower()))
 
 
@@ -109,7 +115,8 @@ def _observed_op(a: Analysis, kind: str) -> str | None:
     """The operator over values read from rounds instead of a table: the intent's, and for a plain value
     question a sum when it asks how much / in total, else the latest."""
     if kind == "value":
-        return "sum" if re.search(r"\bhow\s+(?:much|many)\b|\btotal\b", a.question.lower()) else "latest"
+        q = a.question.lower()
+        return "sum" if _HOW_MUCH.search(q) or re.search(r"\btotal\b", q) else "latest"
     return {"aggregate": a.op, "value_sum": "sum", "latest": "latest", "first": "first",
             "extreme": "max" if a.order != "asc" else "min"}.get(kind)
 
@@ -882,7 +889,7 @@ class RulePlanner:
         if kind in ("aggregate", "trend", "extreme", "value", "value_sum", "latest", "first", "compare", "versus"):
             dtypes = {"latest": ("DOUBLE", "VARCHAR", "DATE", "TIMESTAMP"), "first": ("DOUBLE", "VARCHAR", "DATE", "TIMESTAMP"),
                       "value": ("DOUBLE", "VARCHAR")}.get(kind, ("DOUBLE",))
-            if kind == "value" and re.search(r"\bhow\s+(?:much|many)\b", a.question.lower()):
+            if kind == "value" and _HOW_MUCH.search(a.question.lower()):
                 dtypes = ("DOUBLE",)  # "how much was the vet bill": an amount, never a text ("Bill to: Quill Books")
             text = a.target_text
             for m in cats:  # the category words name the rows, not the measured quantity

@@ -599,6 +599,19 @@ def _shaped_alike(pairs: Mapping[str, str], stats: Mapping[str, FieldStats], lea
         and _of_one_size(pairs, stats) and _keeps_order(pairs, stats) and _read_alike(pairs, stats, least)
 
 
+def _units_apart(pairs: Mapping[str, str], stats: Mapping[str, FieldStats]) -> bool:
+    """STRUCTURAL or more pairs, each side's fields every one in a unit of its own (no two in one unit), of one
+    size and keeping their orders: a water change told in text ("34.1l removed, 44% pct, 10 ML cond") and on
+    an app's screen ("Volume changed (l) | Share changed (percent) | Dechlor (mL)") pair L to L, % to % and mL
+    to mL with no choice left, whatever the rounds' words; fields sharing a unit (a receipt's total and tax)
+    could pair by chance and need their rounds to read alike."""
+    if len(pairs) < STRUCTURAL or not all(stats[a].unit and stats[b].unit for a, b in pairs.items()):
+        return False
+    mine, theirs = [stats[a].unit for a in pairs], [stats[b].unit for b in pairs.values()]
+    return len(set(mine)) == len(mine) and len(set(theirs)) == len(theirs) \
+        and _of_one_size(pairs, stats) and _keeps_order(pairs, stats)
+
+
 def _twin_shape(pairs: Mapping[str, str], stats: Mapping[str, FieldStats]) -> bool:
     """Two pairs, each of one size, keeping their order, in rounds that read as one kind of record
     (SPLIT_ALIKE): a second screen's "Puzzles. | Tactics rating." beside "solved | puzzle rating", 0.77,
@@ -679,7 +692,7 @@ def plan_merges(stats: Mapping[str, FieldStats], similar: Similarity | None = No
             if (len(unlike) >= 2 and not (shared and all(stats[x].unit for x in unlike))) or by_shape:
                 # paired by kind, unit and range alone: their rounds must read alike too (a till's photo and
                 # the market-day text, 0.6; a shop receipt's total/tax/items and a payment's, 0.4-0.45)
-                if not _read_alike(pairs, stats, TEXT_ALIKE):
+                if not _read_alike(pairs, stats, TEXT_ALIKE) and not (by_shape and _units_apart(pairs, stats)):
                     continue
             liked = max((name_evidence(_base(x), _base(y))[0] for x, y in pairs.items() if x not in unlike),
                         default=0.0)

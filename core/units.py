@@ -7,6 +7,8 @@ by late re-alignment (two devices printing one quantity in mL and L).
 """
 from __future__ import annotations
 
+import re
+
 # SI prefixes and a few exact non-SI factors between canonical units of one dimension
 _PREFIX = {"k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "h": 1e2, "d": 1e-1, "c": 1e-2, "m": 1e-3, "µ": 1e-6,
            "u": 1e-6, "n": 1e-9}
@@ -46,9 +48,19 @@ def read_beside(unit: str | None, others) -> str | None:
     when another of them has that reading's dimension and none has its own; otherwise `unit` itself."""
     alt = _OTHER_READING.get(unit or "")
     if alt is None:
-        return unit
+        return _count_named(unit, others)
     dims = {unit_dimension(u) for u in others if u and u != unit}
     return alt if unit_dimension(alt) in dims and unit_dimension(unit) not in dims else unit
+
+
+def _count_named(unit: str | None, others) -> str | None:
+    """A count rate known by its count's initial ("b/s", printed "bps") beside the one count rate of that
+    initial and time in `others` ("bubbles/s"): that rate; otherwise `unit` itself."""
+    m = re.fullmatch(r"([a-z])/(s|min|h)", unit or "")
+    if m is None:
+        return unit
+    named = {u for u in others if u and u != unit and re.fullmatch(rf"{m[1]}[a-z]+/{m[2]}", u)}
+    return named.pop() if len(named) == 1 else unit
 
 
 def unit_dimension(unit: str | None) -> str | None:

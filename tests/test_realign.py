@@ -258,6 +258,51 @@ def test_three_quantities_pairing_by_kind_unit_and_range_need_no_name_evidence_w
     assert plan_merges(s, unlike) == []  # no texts: no evidence beyond the shapes
 
 
+def test_three_quantities_each_in_a_unit_of_its_own_pair_whatever_their_rounds_read():
+    # a water change told in the text ("34.1l removed, 44% pct, 10 ML cond") and shown on an app's screen
+    # ("Volume changed (l) | Share changed (percent) | Dechlor (mL)"): L, % and mL leave no choice
+    s = {
+        "removed": stats("removed", "L", 6.4, 39.4, 29, {"pct": 29, "cond": 17}),
+        "pct": stats("pct", "%", 11, 49, 29, {"removed": 29, "cond": 17}),
+        "cond": stats("cond", "mL", 2, 11, 17, {"removed": 17, "pct": 17}),
+        "volume_changed": stats("volume_changed", "L", 8, 33.8, 6, {"share_changed": 6, "dechlor": 4}),
+        "share_changed": stats("share_changed", "%", 16, 49, 6, {"volume_changed": 6, "dechlor": 4}),
+        "dechlor": stats("dechlor", "mL", 3, 9, 4, {"volume_changed": 4, "share_changed": 4}),
+    }
+    typical = {"removed": 27, "pct": 28, "cond": 10, "volume_changed": 20, "share_changed": 24, "dechlor": 5}
+    sized = {k: replace(v, median=typical[k]) for k, v in s.items()}
+    apart = with_texts(sized, ("removed", "pct", "cond"), (1.0, 0.2, 0.0), (0.3, 0.0, 0.95))  # cosine 0.30
+    assert {(m.source, m.target) for m in plan_merges(apart, unlike_names)} == {
+        ("volume_changed", "removed"), ("share_changed", "pct"), ("dechlor", "cond")}
+    # two of a side in one unit (a receipt's total and tax, both $) could pair by chance: rounds must read alike
+    shared_unit = {k: replace(v, unit="L", dimension="volume") if k in ("cond", "dechlor") else v
+                   for k, v in apart.items()}
+    assert plan_merges(shared_unit, unlike_names) == []
+    # nor do they pair when one side's typical values are another size (a tank's changes, a pond's refills)
+    pond = {k: replace(v, median=v.median * 10) if k in ("volume_changed", "dechlor") else v for k, v in apart.items()}
+    assert plan_merges(pond, unlike_names) == []
+
+
+def test_a_count_rate_printed_by_its_initial_is_the_rate_named_in_full_beside_it():
+    from core.units import read_beside
+
+    assert read_beside("b/s", ["bubbles/s"]) == "bubbles/s" and read_beside("b/s", ["beads/min"]) == "b/s"
+    assert read_beside("b/s", ["bubbles/s", "beads/s"]) == "b/s"  # two rates of that initial: no telling
+    # a tank's light cycle in the text ("9.4hrs light on, 44% intensity, 1.8 bubbles/s") and on a screen
+    # ("Lights | 7.8hrs", "Brightness | 36 percent", "CO2 | 3.5bps")
+    s = {
+        "light": stats("light", "min", 390, 582, 18, {"intensity": 18, "bubbles": 12}),
+        "intensity": stats("intensity", "%", 38, 95, 18, {"light": 18, "bubbles": 12}),
+        "bubbles": stats("bubbles", "bubbles/s", 1.5, 3.7, 12, {"light": 12, "intensity": 12}),
+        "lights": stats("lights", "min", 396, 546, 4, {"brightness": 4, "co2": 3}),
+        "brightness": stats("brightness", "%", 36, 81, 4, {"lights": 4, "co2": 3}),
+        "co2": stats("co2", "b/s", 1.7, 3.5, 3, {"lights": 3, "brightness": 3}),
+    }
+    texts = with_texts(s, ("light", "intensity", "bubbles"), (1.0, 0.2, 0.0), (0.8, 0.6, 0.0))  # cosine 0.82
+    assert {(m.source, m.target) for m in plan_merges(texts, unlike_names)} == {
+        ("lights", "light"), ("brightness", "intensity"), ("co2", "bubbles")}
+
+
 def test_a_contrast_word_does_not_part_the_one_place_a_quantity_fits_beside_two_more_that_pair():
     # a water meter told in the text (meter m³, usage m³, flow L/min) and shown on its screen (reading m³,
     # used L, max flow L/min): "max flow" is the only place "flow" fits, and the rest pairs by its shape

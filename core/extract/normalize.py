@@ -95,6 +95,9 @@ def parse_unit(raw: str | None) -> UnitInfo | None:
         ub = parse_unit(key[1:])  # "1.776/L": a price or a rate per unit
         if ub is not None and ub.dimension != "duration":
             return UnitInfo(f"/{ub.unit}", f"per_{ub.dimension}", 1.0)
+    initials = rate_initials(key)
+    if initials is not None:
+        return initials
     if key.count("/") == 1 and not key.startswith("/"):
         a, b = key.split("/")
         rate = count_rate(a, b)
@@ -109,7 +112,17 @@ def parse_unit(raw: str | None) -> UnitInfo | None:
     return None
 
 
+_RATE_INITIALS = re.compile(r"([a-z])p([smh])")
+_TIME_INITIAL = {"s": "s", "m": "min", "h": "h"}
 _PER_TIME = {1 / 60: "s", 1.0: "min", 60.0: "h"}  # a duration unit's factor to minutes -> its short spelling
+
+
+def rate_initials(token: str) -> UnitInfo | None:
+    """"bps", "wpm": a count's initial per a second, minute or hour -> "b/s", "w/min" (dimension
+    count_per_duration), a count rate whose count word is known only beside its field's other spellings
+    (`units.read_beside` reads "b/s" as "bubbles/s"); None for anything else."""
+    m = _RATE_INITIALS.fullmatch(token.strip().lower())
+    return None if m is None else UnitInfo(f"{m[1]}/{_TIME_INITIAL[m[2]]}", "count_per_duration", 1.0)
 
 
 def count_rate(count: str, per: str) -> UnitInfo | None:

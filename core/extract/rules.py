@@ -59,6 +59,7 @@ from core.extract.normalize import (
     normalize_attribute,
     count_rate,
     parse_unit,
+    rate_initials,
     split_label_unit,
     use_lexicon,
 )
@@ -267,6 +268,9 @@ def _make_value(kind: str, m: re.Match, a: int, b: int, raw: str, text: str) -> 
             return None
         return Value(a, b, raw, "number", float(m.group(1)), None, bare_int=True)
     if kind == "number_glued":
+        if rate_initials(m.group(2)) is not None and parse_unit(m.group(2)) == rate_initials(m.group(2)):
+            # "3.5bps": a count rate by its initials, which the number pattern's unit table does not hold
+            return Value(a, b, raw, "number", _to_float(m.group(1)), rate_initials(m.group(2)))
         if re.fullmatch(r"(?:st|nd|rd|th|am|pm)", m.group(2), re.I) or parse_unit(m.group(2)) is not None:
             return None  # an ordinal, a clock time, or a unit the number pattern reads
         return Value(a, b, raw, "number", _to_float(m.group(1)), None)

@@ -266,6 +266,16 @@ def _initial_of_word(wa: list[str], wb: list[str]) -> bool:
 
 
 # ---------------------------------------------------------------------- state
+OFF_RANGE = 2.0  # a value this many times beyond a field's range (either way) is far off it
+
+
+def _off_range(x: float | None, f: "_Field") -> bool:
+    """x positive and more than OFF_RANGE times beyond the positive range of f (below or above)."""
+    if x is None or f.vmin is None or f.vmax is None or x <= 0 or f.vmin <= 0:
+        return False
+    return x * OFF_RANGE < f.vmin or x > OFF_RANGE * f.vmax
+
+
 @dataclass
 class _Field:
     """What the memory knows about one field (mutable, persisted as JSON in `fields`)."""
@@ -628,6 +638,12 @@ class FieldAligner:
                 comp_s = self._counterparts(usual, unknown)
                 if comp_s == 0.0:
                     continue
+            if (not o.unit and f.n and sum(f.units.values()) >= f.n and o.value_kind == "number"
+                    and nscore < 1.0 and comp_s < 1.0 and _off_range(o.number, f)):
+                # a bare count ("20 corrections") beside a field whose every value had a unit ("93% correct"),
+                # far off its range and not among all its usual company: another quantity whose name begins
+                # like it, not the field with its unit dropped (that stays near its range or in its company)
+                continue
             text_s = 0.5
             if text_vector is not None and f.text_sum is not None:
                 c = np.asarray(f.text_sum)

@@ -634,6 +634,21 @@ def test_a_value_in_a_unit_is_not_a_word_more_or_less_of_a_unitless_field(store)
     assert al.align(6, [num("length", 260, "words"), num("fixes", 4)])[0].attribute == "length"
 
 
+def test_a_bare_count_is_not_a_field_whose_every_value_had_a_unit_when_range_and_company_disagree(store):
+    # flash cards: "297 cards, 20 new cards, 93% correct"; then writing: "509 words, 20 corrections, 41 min"
+    al = FieldAligner(store.con, DEFAULT)
+    al.align(1, [num("cards", 297), num("new_cards", 20), num("correct", 93, "%")])
+    out = al.align(2, [num("words", 509), num("corrections", 20), num("duration", 41, "min")])
+    assert out[1].attribute == "corrections"
+    for i in range(3, 5):
+        al.align(i, [num("cards", 200 + i), num("new_cards", 15 + i), num("correct", 80 + i, "%")])
+    # the field with its unit dropped, near its range or among its usual company, stays the field
+    assert al.align(6, [num("correct", 85)])[0].attribute == "correct"
+    assert al.align(7, [num("cards", 210), num("new_cards", 16), num("correct", 60)])[2].attribute == "correct"
+    # and a label its abbreviation with the unit dropped, in the field's company: the field (people drop units)
+    assert al.align(8, [num("cards", 220), num("new_cards", 18), num("correct_answers", 50)])[2].attribute == "correct"
+
+
 def test_a_value_of_another_magnitude_and_unit_is_another_quantity(store):
     # print jobs: "layer 0.12 mm"; resin prints: "layers 1450" (a count): the same word, not one quantity
     al = FieldAligner(store.con, DEFAULT)

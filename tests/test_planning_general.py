@@ -75,6 +75,8 @@ def build_general_memory(path: Path, embedder, tables: dict | None = None) -> Pa
     for name, (_, cols, rows, *intro) in tables.items():
         for r in rows:
             parts = [f"{cols[k][4][0]} {r[c]}" for k, c in enumerate(x[0] for x in cols)]
+            if "extra" in r:  # a quantity said beside the record's fields in a few rounds, held by no table
+                parts.append(f"{r['extra'][3]} {r['extra'][1]:g}")
             said = intro[0](r) if intro and callable(intro[0]) else intro[0] if intro else name.split('_')[0] + ' note'
             rounds.append((r["time"], f"user: {said}: "
                            + ", ".join(parts), name, r))
@@ -113,6 +115,11 @@ def build_general_memory(path: Path, embedder, tables: dict | None = None) -> Pa
                          "number" if dtype == "DOUBLE" else "text", label,
                          row[c] if dtype == "VARCHAR" else None, raw or c])
             seq += 1
+        if "extra" in row:
+            attr, v, unit, label = row["extra"]
+            con.execute("INSERT INTO observations (round_id, seq, attribute, raw_value, number, unit, value_kind, "
+                        "source, label, extractor, raw_attribute) VALUES (?, ?, ?, ?, ?, ?, 'number', 'text', ?, "
+                        "'rules', ?)", [rid, seq, attr, f"{v:g}", v, unit, label, attr])
     for sid, (name, (desc, cols, rows, *_)) in enumerate(tables.items(), start=1):
         defs = ", ".join(f"{c} {d}" for c, d, *_ in cols)
         con.execute(f"CREATE TABLE {name}(source VARCHAR, round_order INTEGER, time TIMESTAMP, captions VARCHAR, {defs})")
@@ -1081,3 +1088,36 @@ def test_fuel_per_distance_is_a_consumption_whatever_its_label(tmp_path):
     t = QueryEngine(con, emb, DEFAULT).ask("What's the largest consumption I ever logged?")
     assert _call(_step(t))[:2] == ("dist_log", "l_100"), t.plan.notes
     assert t.answer.text.startswith(f"{max(r['l_100'] for r in DRIVE_DAYS):g}"), t.answer.text
+
+
+FED_FISH = _rows(9, lambda i: {"fd": 2.0 + (3 * i) % 9, "k": i,
+                               **({"extra": ("count", 10.0 + 4 * i, None, "Fish counted")} if i % 3 == 0 else {})})
+FISH_FEEDS = {
+    "feeding_log": ("One row per feeding record: fd (g).", [
+        ("fd", "DOUBLE", "g", "", ("Fd",), None)], FED_FISH, "Feeding from the tank app"),
+}
+
+
+def test_a_quantity_a_few_records_print_beside_their_table_is_read_from_those_rounds(tmp_path):
+    # nine feedings ("Fd 3 g"), three of which also print "Fish counted 22": too few for a column, named by a
+    # whole word of the question; the feedings' own column is not what is asked
+    from conftest import HashEmbedder
+
+    emb = HashEmbedder()
+    con = duckdb.connect(str(build_general_memory(tmp_path / "memory.duckdb", emb, FISH_FEEDS)))
+    engine = QueryEngine(con, emb, DEFAULT)
+    counted = [r["extra"][1] for r in FED_FISH if "extra" in r]
+    t = engine.ask("Adding up every feeding, how many fish counted were there?")
+    assert any("no table holds count" in n for n in t.plan.notes), t.plan.notes
+    assert f"{sum(counted):g}" in t.answer.text and "3 rounds" in t.answer.text, t.answer.text
+    # the feedings' column is still theirs when the question names nothing else
+    assert _call(_step(engine.ask("Adding up every feeding, how much was there?")))[:2] == ("feeding_log", "fd")
+    con.close()
+
+
+def test_a_rates_unit_does_not_name_its_first_dimension_word():
+    from core.planning.columns import unit_tokens
+
+    # "fish counted" names no "bubbles/s" column (a count rate is no count), nor "mass" a g/L one
+    assert "count" not in unit_tokens("bubbles/s") and "mass" not in unit_tokens("g/L")
+    assert "duration" in unit_tokens("min") and "bubbl" in " ".join(unit_tokens("bubbles/s"))

@@ -92,7 +92,9 @@ def unit_tokens(unit: str | None) -> set[str]:
             _SPELL_CACHE["sp"] = _spellings()
         for sp in _SPELL_CACHE["sp"].get((info.unit, info.factor), ()):
             out |= {stem(t) for t in re.findall(r"[a-z0-9%$]+", sp) if len(t) > 1}
-        out.add(stem(info.dimension.split("_")[0]))
+        if "_per_" not in info.dimension:
+            # (a rate's dimension is not its first word's: "bubbles/s" is no count, "g/L" no mass)
+            out.add(stem(info.dimension.split("_")[0]))
     return out
 
 

@@ -454,9 +454,11 @@ class RulePlanner:
                                self.config.lambda_meta, table_prior=prior)
         return ranked[0] if ranked and ranked[0].supported else None
 
-    def _rare_attributes(self, a: Analysis, text: str, tables: list[TableMeta], dim: str | None) -> tuple[str, ...]:
+    def _rare_attributes(self, a: Analysis, text: str, tables: list[TableMeta], dim: str | None,
+                         whole: bool = False) -> tuple[str, ...]:
         """Attributes of the observations that no table holds and whose name or labels as written share a
-        content word with the target phrase (abbreviations count), of the asked dimension if any."""
+        content word with the target phrase (abbreviations count; with `whole`, only whole words), of the
+        asked dimension if any."""
         if self.builder is None or not hasattr(self.builder, "attributes"):
             return ()
         cat = self.catalog()
@@ -477,6 +479,8 @@ class RulePlanner:
             if any(w in names or any(abbreviates(w, x) or abbreviates(x, w) for x in names) for w in qt):
                 out.append((len(qt & names), attr))
         out.sort(key=lambda x: -x[0])
+        if whole:
+            out = [(k, attr) for k, attr in out if k > 0]
         return tuple(attr for k, attr in out if k == out[0][0]) if out else ()
 
     def _asked_dimension(self, a: Analysis) -> str | None:
@@ -980,10 +984,14 @@ class RulePlanner:
                              f"{of_rows.column}")
                 best = replace(of_rows, supported=True)
         if kind in ("aggregate", "extreme", "value", "value_sum", "latest", "first") and \
-                (best is None or best.overlap == 0) and not a.event and not (
-                    best is not None and best.table in self._tables_of_rows(a.records or a.target_text, tables)):
+                (best is None or best.overlap == 0) and not a.event:
             dim = self._asked_dimension(a)
             rare = self._rare_attributes(a, a.target_text, tables, dim)
+            if rare and best is not None and best.table in self._tables_of_rows(a.records or a.target_text, tables) \
+                    and not self._rare_attributes(a, a.target_text, tables, dim, whole=True):
+                # the records' own table, no column of it named: its column is meant unless an attribute no
+                # table holds is named by a whole word ("fish counted" on three feedings' screens, "fd" g held)
+                rare = ()
             if rare:
                 op = _observed_op(a, kind)
                 notes.append(f"no table holds {' / '.join(rare)}; the answer reads the observations of the "

@@ -268,6 +268,27 @@ def test_rows_named_by_a_phrase_no_round_says_whole():
     assert rows_tables(rows_about("changes", tables, row_words)) == {"change_log"}
 
 
+def test_rows_named_whole_by_a_few_rounds_of_one_table_not_by_the_modifier_of_another():
+    from core.planning.columns import rows_about, rows_tables
+    from core.planning.metadata import TableMeta
+
+    tables = [TableMeta("change_log", "", (), 35), TableMeta("test_log", "", (), 26)]
+    rounds = {
+        # water changes: 4 of 35 photos say "Here's today's water change", the texts only "34.1l removed, 44% pct"
+        "change_log": [frozenset({"today", "water", "change"})] * 4 + [frozenset({"removed", "pct"})] * 31,
+        # water tests: "Water test result: pH 7.1" in most rounds, never "change"
+        "test_log": [frozenset({"water", "test", "result"})] * 22 + [frozenset({"ph", "amm"})] * 4,
+    }
+
+    def row_words(t):
+        return rounds[t]
+    assert rows_tables(rows_about("water changes", tables, row_words)) == {"change_log"}
+    assert rows_tables(rows_about("water tests", tables, row_words)) == {"test_log"}
+    # a test's rounds that say "change" now and then ("no change in colour"): the modifier's table stays in doubt
+    rounds["test_log"] = rounds["test_log"][:20] + [frozenset({"water", "change", "colour"})] * 2 + rounds["test_log"][22:]
+    assert rows_tables(rows_about("water changes", tables, row_words)) != {"change_log"}
+
+
 def test_rows_tables_by_share_or_by_a_distinct_table():
     from core.planning.columns import rows_tables
 

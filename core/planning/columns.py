@@ -489,6 +489,10 @@ ROWS_ABOUT_RATIO = 4.0
 # its text form only the numbers: 4 of 25 rows; "Screenshot of my writing exercise" in 3 of 23 sessions)
 ROWS_ABOUT_ALONE = 0.12
 ROWS_ABOUT_BY_MODIFIERS = 0.15  # ... a share the words before the head noun alone must reach to count at all
+# ... unless one table's rounds alone say the whole phrase in this share of its rows and the tables the words
+# before the head name never say the head ("Here's today's water change" in 4 of 35 changes; a water test's
+# rounds say "water" and never "change")
+ROWS_ABOUT_WHOLE = 0.08
 
 
 def rows_tables(shares: dict[str, float]) -> set[str]:
@@ -523,6 +527,10 @@ def rows_about(phrase: str, tables: Sequence[TableMeta],
         before = {t: v if v >= ROWS_ABOUT_BY_MODIFIERS else 0.0
                   for t, v in _row_shares(want[:-1], tables, row_words).items()}
         head_shares = _row_shares(want[-1:], tables, row_words)
+        whole = [t for t, v in out.items() if v > 0]
+        if len(whole) == 1 and out[whole[0]] >= ROWS_ABOUT_WHOLE and all(
+                not head_shares.get(t) for t in rows_tables(before) if t != whole[0]):
+            return {t: max(v, ROWS_ABOUT_ALONE) if t == whole[0] else 0.0 for t, v in out.items()}
         by_head = rows_tables(head_shares)
         # (unless the head names them less surely than the words before it name others: "print jobs" where
         # "print" is said in most rounds of the prints and "job" in a few of the resin jobs')

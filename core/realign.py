@@ -149,10 +149,10 @@ def _fit(a: FieldStats, b: FieldStats) -> bool:
     a, b = _read(a, b)
     if a.kind != b.kind:
         return False
-    if (a.unit is None) != (b.unit is None):
+    if (a.unit is None) != (b.unit is None) and not _counted_noun(a.unit or b.unit):
         return False
     bare_per = _bare_per(a.unit, b.unit)
-    if a.unit and a.unit != b.unit and not (a.dimension and a.dimension == b.dimension) and not bare_per:
+    if a.unit and b.unit and a.unit != b.unit and not (a.dimension and a.dimension == b.dimension) and not bare_per:
         return False
     if None in (a.vmin, a.vmax, b.vmin, b.vmax):
         return True
@@ -177,6 +177,12 @@ def _fit(a: FieldStats, b: FieldStats) -> bool:
     # 6.45-9.90 on three): its values say the size of the quantity, not its bounds
     pad = (0.5 if min(a.rounds, b.rounds) < FEW_ROUNDS else 0.1) * max(abs(a.vmax), abs(bmax), 1e-9)
     return a.vmin <= bmax + pad and bmin <= a.vmax + pad
+
+
+def _counted_noun(unit: str | None) -> bool:
+    """A unit that is only the noun counted, from a label's brackets ("Days late (days)"): no measure, so a
+    bare count beside it ("Overdue days: 1") may be the same quantity."""
+    return bool(unit) and re.fullmatch(r"[a-z]{3,}", unit) is not None and unit_dimension(unit) is None
 
 
 def _inside(x: float | None, lo: float, hi: float) -> bool:

@@ -303,6 +303,28 @@ def test_a_count_rate_printed_by_its_initial_is_the_rate_named_in_full_beside_it
         ("lights", "light"), ("brightness", "intensity"), ("co2", "bubbles")}
 
 
+def test_a_count_whose_label_brackets_name_the_noun_counted_fits_a_bare_count():
+    # a bank app's "payment: | days late (days) | bank fee:" and a second app's "Credit: | Overdue days: | Charge:"
+    # printing "1 d": the brackets' "days" is no measure, so the bare count is the same quantity
+    s = {
+        "payment": stats("payment", "$", 254, 2882, 6, {"days_late": 6, "bank_fee": 4}),
+        "days_late": stats("days_late", "days", 4, 18, 6, {"payment": 6, "bank_fee": 4}),
+        "bank_fee": stats("bank_fee", "$", 1.3, 5.7, 4, {"payment": 4, "days_late": 4}),
+        "credit": stats("credit", "$", 2334, 2432, 2, {"overdue_days": 2, "charge": 2}),
+        "overdue_days": stats("overdue_days", None, 1, 6, 2, {"credit": 2, "charge": 2}),
+        "charge": stats("charge", "$", 8.4, 11.3, 2, {"credit": 2, "overdue_days": 2}),
+    }
+    texts = with_texts(s, ("payment", "days_late", "bank_fee"), (1.0, 0.2, 0.0), (0.8, 0.6, 0.0))  # cosine 0.82
+
+    def close(a, b):  # "credit" / "payment" and "overdue days" / "days late" mean much the same
+        return 0.7 if {a, b} in ({"credit", "payment"}, {"overdue_days", "days_late"}) else unlike_names(a, b)
+    assert {(m.source, m.target) for m in plan_merges(texts, close)} == {
+        ("credit", "payment"), ("overdue_days", "days_late"), ("charge", "bank_fee")}
+    # a measure's unit beside a bare count stays apart (a weight in kg is no count left unsaid)
+    measured = {k: replace(v, unit="kg", dimension="mass") if k == "days_late" else v for k, v in texts.items()}
+    assert ("overdue_days", "days_late") not in {(m.source, m.target) for m in plan_merges(measured, close)}
+
+
 def test_a_contrast_word_does_not_part_the_one_place_a_quantity_fits_beside_two_more_that_pair():
     # a water meter told in the text (meter m³, usage m³, flow L/min) and shown on its screen (reading m³,
     # used L, max flow L/min): "max flow" is the only place "flow" fits, and the rest pairs by its shape

@@ -45,7 +45,8 @@ _OTHER_READING = {"m": "min"}
 
 def read_beside(unit: str | None, others) -> str | None:
     """What `unit` means among the units `others` of the same field: its other reading ("m" as minutes)
-    when another of them has that reading's dimension and none has its own; otherwise `unit` itself."""
+    when another of them has that reading's dimension and none has its own, a count rate written by its
+    count's initial as the one rate of that initial beside it ("b/s" as "bubbles/s"); otherwise `unit`."""
     alt = _OTHER_READING.get(unit or "")
     if alt is None:
         return _count_named(unit, others)

@@ -268,9 +268,10 @@ def _make_value(kind: str, m: re.Match, a: int, b: int, raw: str, text: str) -> 
             return None
         return Value(a, b, raw, "number", float(m.group(1)), None, bare_int=True)
     if kind == "number_glued":
-        if rate_initials(m.group(2)) is not None and parse_unit(m.group(2)) == rate_initials(m.group(2)):
+        rate = rate_initials(m.group(2))
+        if rate is not None and parse_unit(m.group(2)) == rate:
             # "3.5bps": a count rate by its initials, which the number pattern's unit table does not hold
-            return Value(a, b, raw, "number", _to_float(m.group(1)), rate_initials(m.group(2)))
+            return Value(a, b, raw, "number", _to_float(m.group(1)), rate)
         if re.fullmatch(r"(?:st|nd|rd|th|am|pm)", m.group(2), re.I) or parse_unit(m.group(2)) is not None:
             return None  # an ordinal, a clock time, or a unit the number pattern reads
         return Value(a, b, raw, "number", _to_float(m.group(1)), None)

@@ -193,8 +193,9 @@ def contrasting(a: str, b: str) -> bool:
     contrast = lex.contrast_words
     if not (wa ^ wb) & contrast:
         return False
-    if any((wa - wb) and (wb - wa) and (wa - wb) | (wb - wa) <= side for side in (lex.high_words, lex.low_words)):
-        return False  # "max power" / "peak power": two words for one end of the scale
+    if any((wa - wb) and (wb - wa) and (wa - wb) | (wb - wa) <= side
+           for side in (lex.high_words, lex.low_words, lex.start_words, lex.end_words)):
+        return False  # "max power" / "peak power", "start gravity" / "original gravity": one end of the scale
     # a contrast modifies what both names share ("my value" / "other value", "net weight" / "weight"),
     # or the two differ by contrast words alone ("net" / "gross"); "net" beside "harvest" (a scale's
     # label for the harvest weight) contrasts with nothing

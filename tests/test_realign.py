@@ -286,8 +286,9 @@ def test_three_quantities_each_in_a_unit_of_its_own_pair_whatever_their_rounds_r
 def test_a_count_rate_printed_by_its_initial_is_the_rate_named_in_full_beside_it():
     from core.units import read_beside
 
-    assert read_beside("b/s", ["bubbles/s"]) == "bubbles/s" and read_beside("b/s", ["beads/min"]) == "b/s"
-    assert read_beside("b/s", ["bubbles/s", "beads/s"]) == "b/s"  # two rates of that initial: no telling
+    assert read_beside("bps", ["bubbles/s"]) == "bubbles/s" and read_beside("bps", ["beads/min"]) == "bps"
+    assert read_beside("bps", ["bubbles/s", "beads/s"]) == "bps"  # two rates of that initial: no telling
+    assert read_beside("mph", ["miles/h"]) == "mph"  # a known unit is what it is
     # a tank's light cycle in the text ("9.4hrs light on, 44% intensity, 1.8 bubbles/s") and on a screen
     # ("Lights | 7.8hrs", "Brightness | 36 percent", "CO2 | 3.5bps")
     s = {
@@ -296,7 +297,7 @@ def test_a_count_rate_printed_by_its_initial_is_the_rate_named_in_full_beside_it
         "bubbles": stats("bubbles", "bubbles/s", 1.5, 3.7, 12, {"light": 12, "intensity": 12}),
         "lights": stats("lights", "min", 396, 546, 4, {"brightness": 4, "co2": 3}),
         "brightness": stats("brightness", "%", 36, 81, 4, {"lights": 4, "co2": 3}),
-        "co2": stats("co2", "b/s", 1.7, 3.5, 3, {"lights": 3, "brightness": 3}),
+        "co2": stats("co2", "bps", 1.7, 3.5, 3, {"lights": 3, "brightness": 3}),
     }
     texts = with_texts(s, ("light", "intensity", "bubbles"), (1.0, 0.2, 0.0), (0.8, 0.6, 0.0))  # cosine 0.82
     assert {(m.source, m.target) for m in plan_merges(texts, unlike_names)} == {

@@ -112,17 +112,16 @@ def parse_unit(raw: str | None) -> UnitInfo | None:
     return None
 
 
-_RATE_INITIALS = re.compile(r"([a-z])p([smh])")
-_TIME_INITIAL = {"s": "s", "m": "min", "h": "h"}
+_RATE_INITIALS = re.compile(r"[a-z]p[smh]")
 _PER_TIME = {1 / 60: "s", 1.0: "min", 60.0: "h"}  # a duration unit's factor to minutes -> its short spelling
 
 
 def rate_initials(token: str) -> UnitInfo | None:
-    """"bps", "wpm": a count's initial per a second, minute or hour -> "b/s", "w/min" (dimension
-    count_per_duration), a count rate whose count word is known only beside its field's other spellings
-    (`units.read_beside` reads "b/s" as "bubbles/s"); None for anything else."""
-    m = _RATE_INITIALS.fullmatch(token.strip().lower())
-    return None if m is None else UnitInfo(f"{m[1]}/{_TIME_INITIAL[m[2]]}", "count_per_duration", 1.0)
+    """"bps", "wpm": a count's initial per a second, minute or hour, kept as written in lower case (dimension
+    count_per_duration; "b/s" would read as bits): a count rate whose count word is known only beside its
+    field's other spellings (`units.read_beside` reads "bps" as "bubbles/s"); None for anything else."""
+    key = token.strip().lower()
+    return UnitInfo(key, "count_per_duration", 1.0) if _RATE_INITIALS.fullmatch(key) else None
 
 
 def count_rate(count: str, per: str) -> UnitInfo | None:

@@ -1121,3 +1121,29 @@ def test_a_rates_unit_does_not_name_its_first_dimension_word():
     # "fish counted" names no "bubbles/s" column (a count rate is no count), nor "mass" a g/L one
     assert "count" not in unit_tokens("bubbles/s") and "mass" not in unit_tokens("g/L")
     assert "duration" in unit_tokens("min") and "bubbl" in " ".join(unit_tokens("bubbles/s"))
+
+
+LATE_PAYMENTS = _rows(10, lambda i: {"payment": 300.0 + 250 * (i % 7), "delay": float((7 * i) % 25), "k": i})
+LATE_PAID = {
+    "payment_log": ("One row per payment record: payment ($), delay.", [
+        ("payment", "DOUBLE", "$", "", ("Payment.",), None),
+        ("delay", "DOUBLE", None, "", ("Delay.",), None)], LATE_PAYMENTS, "Payment received"),
+}
+
+
+def test_a_count_whose_condition_names_no_column_reads_it_by_its_number_in_the_records_table(tmp_path):
+    # "days late" is printed "Delay." on the bank's screen: among the payments' columns one bare count's values
+    # lie on both sides of 13, so the condition is read there
+    from conftest import HashEmbedder
+
+    emb = HashEmbedder()
+    con = duckdb.connect(str(build_general_memory(tmp_path / "memory.duckdb", emb, LATE_PAID)))
+    engine = QueryEngine(con, emb, DEFAULT)
+    t = engine.ask("How many payments had a days late above 13 days?")
+    s = _step(t)
+    assert _call(s) == ("payment_log", "*", "count"), t.plan.notes
+    assert s.value["value"] == sum(1 for r in LATE_PAYMENTS if r["delay"] > 13)
+    # a number no column's values straddle counts nothing
+    tip = engine.ask("How many payments had a tip above 90?")
+    assert any("nothing to count" in n for n in tip.plan.notes) and tip.answer.text.startswith("Not mentioned")
+    con.close()

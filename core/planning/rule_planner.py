@@ -1023,8 +1023,17 @@ class RulePlanner:
         if kind in ("count", "list", "yesno"):
             table = None
             if len(cond) < len(a.conditions) and not cat_filters:
-                # "how many X had a Y over 3": no column holds Y, so no table's rows can be counted
-                return Decision(a, notes=tuple(notes + ["a condition matches no column; nothing to count"]))
+                # "how many X had a Y over 3": no column named Y; the records' own table (by its rounds) may hold
+                # one column Y's number fits by its size, as in a computation ("payments with a days late above
+                # 13 days" where the screen prints "Delay."); else no table's rows can be counted
+                counted = self._counted_table(a, tables, prior)
+                sized = self._sized_conditions(a, next(t for t in tables if t.table_name == counted), "", prior) \
+                    if counted and counted in self._tables_of_records(self._counted_phrase(a), tables) else None
+                if sized is None:
+                    return Decision(a, notes=tuple(notes + ["a condition matches no column; nothing to count"]))
+                notes.append(f"conditions read in {counted} (a condition by its number's size): " + ", ".join(
+                    f"{f['column']} {f['op']} {f['value']}" for f in sized))
+                cond = [(counted, f) for f in sized]
             if cond and not cat_filters and kind == "count":
                 # "how many games had a rating under 1522": the counted rows' table, when it holds a
                 # column for every condition, before the table a condition's words alone point to (the

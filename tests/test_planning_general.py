@@ -1091,7 +1091,8 @@ def test_fuel_per_distance_is_a_consumption_whatever_its_label(tmp_path):
 
 
 FED_FISH = _rows(9, lambda i: {"fd": 2.0 + (3 * i) % 9, "k": i,
-                               **({"extra": ("count", 10.0 + 4 * i, None, "Fish counted")} if i % 3 == 0 else {})})
+                               **({"extra": ("count", 10.0 + 4 * i, None, "Fish counted")} if i % 3 == 0 else
+                                  {"extra": ("pay_amount", 581.0, "$", "Pay amount")} if i == 1 else {})})
 FISH_FEEDS = {
     "feeding_log": ("One row per feeding record: fd (g).", [
         ("fd", "DOUBLE", "g", "", ("Fd",), None)], FED_FISH, "Feeding from the tank app"),
@@ -1106,12 +1107,14 @@ def test_a_quantity_a_few_records_print_beside_their_table_is_read_from_those_ro
     emb = HashEmbedder()
     con = duckdb.connect(str(build_general_memory(tmp_path / "memory.duckdb", emb, FISH_FEEDS)))
     engine = QueryEngine(con, emb, DEFAULT)
-    counted = [r["extra"][1] for r in FED_FISH if "extra" in r]
+    counted = [r["extra"][1] for r in FED_FISH if r.get("extra", ("",))[0] == "count"]
     t = engine.ask("Adding up every feeding, how many fish counted were there?")
     assert any("no table holds count" in n for n in t.plan.notes), t.plan.notes
     assert f"{sum(counted):g}" in t.answer.text and "3 rounds" in t.answer.text, t.answer.text
-    # the feedings' column is still theirs when the question names nothing else
+    # the feedings' column is still theirs when the question names nothing else, or only a word that names no
+    # quantity ("amount", which a one-off "Pay amount" beside one feeding also says)
     assert _call(_step(engine.ask("Adding up every feeding, how much was there?")))[:2] == ("feeding_log", "fd")
+    assert _call(_step(engine.ask("Mean amount across all my feedings?")))[:2] == ("feeding_log", "fd")
     con.close()
 
 

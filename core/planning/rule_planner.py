@@ -98,6 +98,12 @@ def _threshold_inside(c: Condition, col: ColumnMeta) -> bool:
     return v is not None and col.low < v < col.high
 
 
+def _empty_words() -> set[str]:
+    """The lexicon's words that name no quantity by themselves ("amount", "value"), stemmed."""
+    from ..extract.normalize import active_lexicon
+    return {stem(w) for w in active_lexicon().empty_words}
+
+
 # "how much" / "how many": an amount is asked
 _HOW_MUCH = re.compile(r"\bhow\s+(?:much|many)\b")
 
@@ -477,10 +483,11 @@ class RulePlanner:
                 names |= set(tokens(lab))
             names -= {"total", "average", "avg", "number", "count", "value"}
             if any(w in names or any(abbreviates(w, x) or abbreviates(x, w) for x in names) for w in qt):
-                out.append((len(qt & names), attr))
+                # (with `whole`, a word that names no quantity, "amount" of a one-off "pay amount", is none)
+                k = len((qt - _empty_words()) & names) if whole else len(qt & names)
+                if k or not whole:
+                    out.append((k, attr))
         out.sort(key=lambda x: -x[0])
-        if whole:
-            out = [(k, attr) for k, attr in out if k > 0]
         return tuple(attr for k, attr in out if k == out[0][0]) if out else ()
 
     def _asked_dimension(self, a: Analysis) -> str | None:

@@ -528,6 +528,15 @@ def test_a_modifier_the_memory_never_mentions_is_not_computed(engine):
     t = engine.ask("What was my average parcel weight?")
     assert _call(_step(t)) == ("rate_log", "weight", "avg")
     assert any("nothing in the memory mentions 'parcel'" in n and "only weight" in n for n in t.plan.notes), t.plan.notes
+    # ... but not when the question asks when the phrase was said: "parcel weight" never was
+    t = engine.ask("When did I last mention my parcel weight?")
+    assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" for s in t.steps), t.plan.notes
+    # a count of times the user did something to a thing nothing in the memory holds counts nothing, though a
+    # word before it names a table ("fee")
+    t = engine.ask("How many times did I log my fee gizmo?")
+    assert not any(s.tool in ANALYTIC_TOOLS and s.status == "ok" for s in t.steps), t.plan.notes
+    assert any("'gizmo'" in n for n in t.plan.notes), t.plan.notes
+    assert _call(_step(engine.ask("How many times did I log my late fee?"))) == ("fee_log", "*", "count")
     # ... also when the question writes it short ("air temp" for the only "Temperature")
     t = engine.ask("What was my average parcel wgt?")
     assert _call(_step(t)) == ("rate_log", "weight", "avg"), t.plan.notes

@@ -98,6 +98,13 @@ def _threshold_inside(c: Condition, col: ColumnMeta) -> bool:
     return v is not None and col.low < v < col.high
 
 
+# "when did I last mention X", "have I talked about X": the phrase as said is asked about
+_MENTION = re.compile(r"\b(?:mention(?:ed|s)?|talk(?:ed)? about|spoke about)\b", re.IGNORECASE)
+# "how many times did I log my heat pump COP": the thing whose records are counted
+_TIMES_DID = re.compile(r"\btimes\s+(?:did|have|had)\s+(?:i|we)\s+[a-z]+\s+(?:(?:my|the|a|an|our)\s+)?"
+                        r"([a-z][a-z0-9 '-]*?)\s*(?:\?|$|\bin\b|\bon\b|\bduring\b|\bsince\b|\bbefore\b|\bafter\b)")
+
+
 def _empty_words() -> set[str]:
     """The lexicon's words that name no quantity by themselves ("amount", "value"), stemmed."""
     from ..extract.normalize import active_lexicon
@@ -312,8 +319,11 @@ class RulePlanner:
                 # (the context as asked, "On how many waterings was the soil moisture", in the lower-cased target)
                 target = re.sub(re.escape(c.context), " ", target, flags=re.IGNORECASE)
             unknown = self._unknown_modifier(target, tables, d, question)
+            if unknown is None and d.column == "*":
+                unknown = self._unknown_counted(question, tables)
             chosen = [c for t in tables if t.table_name == d.table for c in t.attribute_columns() if c.name == d.column]
-            if unknown and _only_kind(chosen, phrase_words(target), tables):
+            # (not when the question asks about the phrase as said: "when did I last mention my boat fuel")
+            if unknown and _only_kind(chosen, phrase_words(target), tables) and not _MENTION.search(question):
                 # "soil moisture" where the rounds say just "Moisture": the only moisture there is
                 d = replace(d, notes=d.notes + (f"nothing in the memory mentions {unknown!r}; {d.table}.{d.column} "
                                                 f"is the only {words(d.column)} it holds",))
@@ -626,6 +636,22 @@ class RulePlanner:
                 # (the word as written too: "temp" shortens "tempering", not its lemma "temper")
                 return w
         return None
+
+    def _unknown_counted(self, question: str, tables: list[TableMeta]) -> str | None:
+        """The head of what "how many times did I <verb> <thing>" counts ("cop" of "log my heat pump COP"),
+        when nothing in the memory holds it: no table, column or alias names it (abbreviations count) and no
+        round mentions it. None otherwise, or without the rounds."""
+        m = _TIMES_DID.search(question.lower())
+        if m is None or self.builder is None or not hasattr(self.builder, "mentions"):
+            return None
+        seq = phrase_words(m.group(1))
+        if not seq:
+            return None
+        head = seq[-1]
+        if len(head) < 3 or head.isdigit() or unit_info(head) is not None or _in_meta(head, _meta_words(tables)) \
+                or self.builder.mentions(head):
+            return None
+        return head
 
     def _one_off(self, a: Analysis, text: str | None, tables: list[TableMeta], d: Decision) -> Decision | None:
         """The question names a thing right before its quantity ("the mill price") that no table, column,

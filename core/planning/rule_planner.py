@@ -101,7 +101,7 @@ def _threshold_inside(c: Condition, col: ColumnMeta) -> bool:
 # "when did I last mention X", "have I talked about X": the phrase as said is asked about
 _MENTION = re.compile(r"\b(?:mention(?:ed|s)?|talk(?:ed)? about|spoke about)\b", re.IGNORECASE)
 # "how many times did I log my heat pump COP": the thing whose records are counted
-_TIMES_DID = re.compile(r"\btimes\s+(?:did|have|had)\s+(?:i|we)\s+[a-z]+\s+(?:(?:my|the|a|an|our)\s+)?"
+_TIMES_DID = re.compile(r"\btimes\s+(?:did|have|had)\s+(?:i|we)\s+([a-z]+)\s+(?:(?:my|the|a|an|our)\s+)?"
                         r"([a-z][a-z0-9 '-]*?)\s*(?:\?|$|\bin\b|\bon\b|\bduring\b|\bsince\b|\bbefore\b|\bafter\b)")
 
 
@@ -638,13 +638,17 @@ class RulePlanner:
         return None
 
     def _unknown_counted(self, question: str, tables: list[TableMeta]) -> str | None:
-        """The head of what "how many times did I <verb> <thing>" counts ("cop" of "log my heat pump COP"),
+        """The head of what "how many times did I log <thing>" counts ("cop" of "log my heat pump COP"),
         when nothing in the memory holds it: no table, column or alias names it (abbreviations count) and no
-        round mentions it. None otherwise, or without the rounds."""
+        round mentions it. A verb of its own ("water the plants") says what is counted, whatever its object
+        (the rounds may say "Watered" and never "plants"): only a verb of logging, or one nothing mentions
+        either, leaves it to the object. None otherwise, or without the rounds."""
         m = _TIMES_DID.search(question.lower())
         if m is None or self.builder is None or not hasattr(self.builder, "mentions"):
             return None
-        seq = phrase_words(m.group(1))
+        if stem(m.group(1)) not in SCAFFOLD and m.group(1) not in SCAFFOLD and self.builder.mentions(m.group(1)):
+            return None
+        seq = phrase_words(m.group(2))
         if not seq:
             return None
         head = seq[-1]

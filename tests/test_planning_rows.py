@@ -874,3 +874,13 @@ def test_rows_without_a_quantity_of_the_kind_asked_hold_no_answer(engine):
     # a quantity of the rows the question names in the kind asked is still taken
     s = _step(engine.ask("What was my average weight across my grocery runs?"))
     assert _call(s) == ("rate_log", "weight", "avg")
+
+
+def test_a_stem_abbreviates_a_name_only_as_the_word_said_does():
+    from core.planning.columns import query_tokens
+
+    # "milling" stems to "mill", which begins "millimetre" (a column's unit): the word said does not shorten it
+    assert "millimetre" not in query_tokens("CNC milling", ["lh", "millimetre", "mm"])
+    # the words said, or said with a plural "s", still shorten names ("temp", "temps" for temperature)
+    assert "temperature" in query_tokens("average temp", ["temperature"])
+    assert "temperature" in query_tokens("average temps", ["temperature"])

@@ -666,11 +666,15 @@ def query_tokens(text: str, vocab: Sequence[str]) -> list[str]:
     out += [ini for ini in initials(text) if ini in vset]
     # the words as written too: a stem loses the letters an abbreviation keeps ("pts": points, not "point")
     written = {w for w in re.findall(r"[a-z]+", text.lower()) if len(w) >= 4 and stem(w) in qt}
+    said = re.findall(r"[a-z0-9]+", text.lower())
     for t in set(qt) | written:
+        # (a stem abbreviates only as a word said does, or said with a plural "s": "mill" of "milling" does not
+        # shorten "millimetre", "temps" does "temperature")
+        forms = {f for x in said if stem(x) == t or x == t for f in (x, x[:-1] if x.endswith("s") else x)} or {t}
         for w in vocab:
             if w == t or len(w) < 3:
                 continue  # (two letters abbreviate only the word asked about: see match_columns)
-            if abbreviates(t, w) or compound_head(t, w) or derived(t, w):
+            if any(abbreviates(f, w) for f in forms) or compound_head(t, w) or derived(t, w):
                 # the question abbreviates a name ("temp" for temperature), or names a kind of it in one
                 # word ("photoperiod" for a period), or says the verb of a noun ("used" for "usage")
                 out.append(w)

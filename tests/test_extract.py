@@ -782,6 +782,9 @@ def test_number_words_and_copulas_need_a_record_shape(text):
     # a count's initial per a second or minute is a count rate too ("bps", "wpm"); known rates stay as they are
     ("Tank lights: Lights: 7.8 hrs\nCO2 3.5bps", {"co2": (3.5, "bps"), "lights_duration": (468.0, "min")}),
     ("Typing test: speed 62wpm, pulse 71 bpm", {"speed": (62.0, "wpm"), "pulse": (71.0, "bpm")}),
+    # ... glued or not (a screen prints "2.3 bps" where the texts say "3.0bps"); a vowel first is a word ("eps")
+    ("LED check: CO2: 2.3 bps, period 7.8 hrs", {"co2": (2.3, "bps"), "period_duration": (468.0, "min")}),
+    ("Listened: 3 eps, 40 min", {"eps": (3.0, None)}),
     ("Board check: 36 mites, 3.4 mites/day, period 5 days", {"mites": (36.0, None), "mites_day": (3.4, "mites/day")}),
     # a list item that is only "<noun> <participle> <value>" is a label and its value, not a clause's verb
     ("Did a water change. Changed: 12.2 l; share changed 31 percent; Conditioner: 10 mL",

@@ -112,7 +112,9 @@ def parse_unit(raw: str | None) -> UnitInfo | None:
     return None
 
 
-_RATE_INITIALS = re.compile(r"[a-z]p[smh]")
+# (a consonant first: "eps", "ups", "ops" are words and abbreviations of words)
+RATE_INITIALS = r"[b-df-hj-np-tv-z]p[smh]"
+_RATE_INITIALS = re.compile(RATE_INITIALS)
 _PER_TIME = {1 / 60: "s", 1.0: "min", 60.0: "h"}  # a duration unit's factor to minutes -> its short spelling
 
 

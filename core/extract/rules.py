@@ -53,13 +53,13 @@ from functools import lru_cache
 
 from core.config import Config, DEFAULT
 from core.extract.normalize import (
+    RATE_INITIALS,
     UnitInfo,
     active_lexicon,
     canonical_text,
     normalize_attribute,
     count_rate,
     parse_unit,
-    rate_initials,
     split_label_unit,
     use_lexicon,
 )
@@ -91,7 +91,8 @@ def _patterns(lex: Lexicon) -> list[tuple[str, re.Pattern]]:
         # a rate per a number of units is also printed with a space before the unit ("7.9 l/100 km")
         m = re.fullmatch(r"(.*/\d+)([a-z].*)", u)
         return re.escape(m[1]) + r"\s?" + re.escape(m[2]) if m else re.escape(u)
-    alt = "|".join(spelled(u) for u in sorted(spellings, key=len, reverse=True))
+    # (and a count's initial per a time, "bps", "wpm", after the lexicon's own: "mph" is a speed)
+    alt = "|".join(spelled(u) for u in sorted(spellings, key=len, reverse=True)) + "|" + RATE_INITIALS
     unit_alt = rf"(?:(?:{alt})(?:/(?:{alt}))?|/(?:{alt}))"
     cur = "".join(re.escape(c) for c in lex_currency(lex))
     # what a count is per: the lexicon's units of time and its calendar nouns ("bubbles/s", "visits per day")
@@ -268,10 +269,6 @@ def _make_value(kind: str, m: re.Match, a: int, b: int, raw: str, text: str) -> 
             return None
         return Value(a, b, raw, "number", float(m.group(1)), None, bare_int=True)
     if kind == "number_glued":
-        rate = rate_initials(m.group(2))
-        if rate is not None and parse_unit(m.group(2)) == rate:
-            # "3.5bps": a count rate by its initials, which the number pattern's unit table does not hold
-            return Value(a, b, raw, "number", _to_float(m.group(1)), rate)
         if re.fullmatch(r"(?:st|nd|rd|th|am|pm)", m.group(2), re.I) or parse_unit(m.group(2)) is not None:
             return None  # an ordinal, a clock time, or a unit the number pattern reads
         return Value(a, b, raw, "number", _to_float(m.group(1)), None)

@@ -255,11 +255,11 @@ def test_a_capital_letter_beside_other_captions_is_a_caption():
 def test_captions_of_letters_with_periods_are_captions():
     # "O.G." has no two letters in a row: still a caption, so the row under the captions is their values
     d = _ocr("Mash Log\nSTYLE | O.G. | VOL. | STRIKE\npale ale | 1.062 | 13.9| 67.9C\n11:02")
-    assert d["style"].raw_value == "pale ale" and d["o_g"].number == 1.062 and d["strike"].number == 67.9
+    assert d["style"].raw_value == "pale ale" and d["og"].number == 1.062 and d["strike"].number == 67.9
     assert "pale_ale" not in d
     # OCR merged such a caption into the one before it: it is cut off before its letters
     d = _ocr("Mash Log\nSTYLE O.G. | VOL.\nIPA | 1.054 | 22.6\nLatest")
-    assert d["style"].raw_value == "IPA" and d["o_g"].number == 1.054 and d["vol"].number == 22.6
+    assert d["style"].raw_value == "IPA" and d["og"].number == 1.054 and d["vol"].number == 22.6
 
 
 def test_a_count_of_days_ocr_merged_with_the_next_value_is_split_under_its_caption():
@@ -292,10 +292,10 @@ def test_a_box_of_punctuation_alone_is_no_cell_of_a_grid():
 def test_two_captions_read_as_one_box_closed_by_a_colon_are_two_labels():
     # "recipe:" and "o.g." in one box over "lager 1.056", also one box: the recipe and the gravity
     d = _ocr("Mash Log\nrecipe: o.g. | volume (mL) | mash (deg C)\nlager 1.056 | 21300 | 67.5\nRef 45916049")
-    assert d["recipe"].raw_value == "lager" and d["o_g"].number == 1.056
+    assert d["recipe"].raw_value == "lager" and d["og"].number == 1.056
     assert d["volume"].number == 21300 and d["mash"].number == 67.5
     d = _ocr("Mash Log\nrecipe: o.g. | volume (mL)\nIPA | 1.041 19200\n2026-03-30")
-    assert d["recipe"].raw_value == "IPA" and d["o_g"].number == 1.041 and d["volume"].number == 19200
+    assert d["recipe"].raw_value == "IPA" and d["og"].number == 1.041 and d["volume"].number == 19200
 
 
 def test_a_unit_read_into_the_next_box_goes_back_to_its_number_and_a_grammar_caption_names_no_field():

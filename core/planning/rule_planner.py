@@ -483,6 +483,7 @@ class RulePlanner:
         if not qt:
             return ()
         out = []
+        named = qt - _empty_words() if whole else qt
         for attr, labels, unit, _n in self.builder.attributes():
             if attr in in_tables:
                 continue
@@ -494,7 +495,7 @@ class RulePlanner:
             names -= {"total", "average", "avg", "number", "count", "value"}
             if any(w in names or any(abbreviates(w, x) or abbreviates(x, w) for x in names) for w in qt):
                 # (with `whole`, a word that names no quantity, "amount" of a one-off "pay amount", is none)
-                k = len((qt - _empty_words()) & names) if whole else len(qt & names)
+                k = len(named & names)
                 if k or not whole:
                     out.append((k, attr))
         out.sort(key=lambda x: -x[0])

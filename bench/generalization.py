@@ -49,7 +49,7 @@ NON_ATTRIBUTES = {"source", "round_order", "time", "captions", "modality"}
 TIME_UNITS = {"min", "h", "s", "days"}
 MASS_VOLUME = {"g", "kg", "ml", "L", "m3"}
 MEM_GALLERY = ROOT.parent / "shared" / "data" / "mem-gallery"
-ENGINE = {"root": Path(os.environ.get("GENERALIZATION_ENGINE") or ROOT)}  # where `python -m core` runs from (--engine: another checkout, e.g. a clean HEAD)
+ENGINE = {"root": Path(os.environ.get("GENERALIZATION_ENGINE") or ROOT), "build_args": []}  # where `python -m core` runs from (--engine: another checkout, e.g. a clean HEAD)
 
 
 def factors(unit: str) -> tuple[float, ...]:
@@ -262,7 +262,8 @@ def run_core(args: list[str], timeout: float = 3600) -> subprocess.CompletedProc
 def build(history: str | Path, store: str | Path) -> tuple[float, str]:
     """`python -m core build HISTORY --store STORE --quiet`; (seconds, summary line). Raises on failure."""
     t0 = time.perf_counter()
-    p = run_core(["build", str(history), "--store", str(store), "--quiet"])
+    p = run_core(["build", str(history), "--store", str(store), "--quiet", *ENGINE["build_args"]],
+                 timeout=6 * 3600)
     if p.returncode != 0:
         raise RuntimeError(f"build of {history} failed (exit {p.returncode}): {(p.stderr or p.stdout).strip()[-2000:]}")
     return time.perf_counter() - t0, p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ""
@@ -514,12 +515,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--mem-gallery", nargs="?", const=str(MEM_GALLERY), metavar="DIR",
                    help=f"build each Mem-Gallery file instead (default {MEM_GALLERY})")
     p.add_argument("--limit", type=int, help="with --mem-gallery: at most N files")
+    p.add_argument("--build-args", help="more arguments for every `python -m core build`, e.g. a model: "
+                   "\"--backend local --model-path M.gguf --set llm_steps=extract\"")
     p.add_argument("--engine", help="run `python -m core` from this checkout instead of this repo "
                    "(e.g. `git archive HEAD core | tar -x -C /tmp/head` while core/ is being edited)")
     args = p.parse_args(argv)
     ENGINE["root"] = Path(os.environ.get("GENERALIZATION_ENGINE") or ROOT)
     if args.engine:
         ENGINE["root"] = Path(args.engine).resolve()
+    if args.build_args:
+        import shlex
+
+        ENGINE["build_args"] = shlex.split(args.build_args)
     if args.mem_gallery:
         res = run_mem_gallery(Path(args.mem_gallery), Path(args.out) if args.out else None, limit=args.limit)
         if args.json and res is not None:

@@ -32,7 +32,8 @@ class AnalyticBuilder:
     def __init__(self, con, config: Config, llm: LLM | None = None):
         self.con = getattr(con, "con", con)
         self.induction = InductionStore(self.con, config)
-        self.materializer = Materializer(self.con, llm=llm)
+        # table names and descriptions by the model only where config.llm_steps says "metadata"
+        self.materializer = Materializer(self.con, llm=llm if config.uses_model("metadata") else None)
         self.seconds = {"induce": 0.0, "materialize": 0.0}
         self._to_add: list[tuple[int, str]] = []
         self._obs: dict[str, Sequence[Observation]] = {}

@@ -52,6 +52,10 @@ class Config:
     # with an LLM: "guided" gives the model the rule-based plan and answer as drafts to keep or
     # correct; "free" lets it plan and answer from the planning context alone
     llm_mode: str = "guided"
+    # with an LLM: the steps that call it, a comma list of LLM_STEPS (the others run the rules):
+    # extract (attribute extraction per round), metadata (table names and descriptions), describe
+    # (episode and topic descriptions), plan (query plans and step arguments), answer
+    llm_steps: str = "extract,metadata,describe,plan,answer"
     # model calls of a build's extraction in flight at once (1 = one after another); an in-process
     # llama.cpp model is started with this many slots
     llm_parallel: int = 4
@@ -78,10 +82,20 @@ class Config:
                      "field_alignment", "reread_labels"):
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"config {name}={getattr(self, name)!r}: expected true or false")
+        steps = [x.strip() for x in self.llm_steps.split(",")] if isinstance(self.llm_steps, str) else None
+        if steps is None or any(x not in LLM_STEPS for x in steps if x):
+            raise ValueError(f"config llm_steps={self.llm_steps!r}: expected a comma list of {', '.join(LLM_STEPS)}")
         if not isinstance(self.lexicon, str):
             raise ValueError(f"config lexicon={self.lexicon!r}: expected a file path or empty")
         if self.w_text + self.w_visual <= 0:
             raise ValueError("config w_text + w_visual must be > 0")
+
+    def uses_model(self, step: str) -> bool:
+        """Whether step `step` (one of LLM_STEPS) calls a configured model; with no model every step
+        runs the rules whatever this says. Raises ValueError for an unknown step name."""
+        if step not in LLM_STEPS:
+            raise ValueError(f"unknown LLM step {step!r}: expected one of {', '.join(LLM_STEPS)}")
+        return step in {x.strip() for x in self.llm_steps.split(",")}
 
     def with_(self, **changes) -> "Config":
         """A copy with some parameters changed; unknown names raise TypeError, bad values ValueError."""
@@ -114,6 +128,9 @@ def parse_value(name: str, text: str):
         raise ValueError(text)
     return type(current)(text)
 
+
+# the steps a model can take over from the rules (Config.llm_steps)
+LLM_STEPS = ("extract", "metadata", "describe", "plan", "answer")
 
 _INF = float("inf")
 # valid ranges (inclusive); NaN is refused everywhere

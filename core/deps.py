@@ -48,7 +48,7 @@ def make_build_deps(config: Config, *, cache_con, llm: LLM | None = None, clip_c
     text = text_encoder or MiniLMEncoder(load_minilm())
     image = image_encoder or image_encoder_from_config(clip_checkpoint, clip_model)
     extractor = RuleExtractor(config)
-    if llm is not None:
+    if llm is not None and config.uses_model("extract"):
         from .extract.llm_extractor import LLMExtractor
 
         extractor = LLMExtractor(llm, fallback=extractor)

@@ -355,3 +355,56 @@ def test_answerer_draft_mode_puts_the_rule_answer_in_the_prompt(memory_path, emb
             assert (rules.answer.text[:20] in prompt) is draft
     finally:
         con.close()
+
+
+# --------------------------------------------------------------------------- which steps call the model
+
+
+class TaskRecorder:
+    """Records every task it is called for and fails each call (the rules then take over), so a test
+    sees which steps asked the model."""
+
+    model = "recorder"
+    vision = False
+
+    def __init__(self):
+        self.tasks: list[str] = []
+
+    def complete_json(self, task, messages, schema, *, prompt_version="1", images=()):
+        self.tasks.append(task)
+        raise LLMError("recorder: no replies")
+
+
+@pytest.mark.parametrize("steps, asked, not_asked", [
+    ("extract,metadata,describe,plan,answer", {"extract", "plan", "answer"}, set()),
+    ("extract", {"extract"}, {"plan", "answer", "table_metadata", "episode_description", "topic_description"}),
+    ("answer", {"answer"}, {"extract", "plan", "table_metadata", "episode_description", "topic_description"}),
+    ("plan", {"plan"}, {"extract", "answer", "table_metadata", "episode_description", "topic_description"}),
+])
+def test_llm_steps_chooses_the_steps_that_call_the_model(tmp_path, embedder, image_encoder, fake_ocr,
+                                                         steps, asked, not_asked):
+    from core.build import build
+    from core.config import Config
+    from core.deps import make_build_deps
+    from core.formats import read_file
+    from core.store import Store
+
+    config = Config(llm_steps=steps)
+    llm = TaskRecorder()
+    path = write_health_history(tmp_path, n_sessions=3, rounds_per_session=4)
+    with Store(tmp_path / "m.duckdb") as s:
+        deps = make_build_deps(config, cache_con=s.con, llm=llm, text_encoder=embedder, ocr=fake_ocr,
+                               image_encoder=image_encoder)
+        build(s, read_file(path), deps, config)
+        res = QueryEngine(s.con, embedder, config, llm=llm).ask("What did I do on my last run?")
+    assert res.answer.text  # the rules answered where the model failed or was not asked
+    assert asked <= set(llm.tasks) and not (not_asked & set(llm.tasks)), (steps, llm.tasks)
+
+
+def test_llm_steps_names_only_known_steps():
+    from core.config import Config
+
+    with pytest.raises(ValueError, match="llm_steps"):
+        Config(llm_steps="extract,summarize")
+    assert Config(llm_steps="").uses_model("extract") is False
+    assert Config().uses_model("describe") is True

@@ -138,7 +138,8 @@ class Hierarchy:
         self.text_encoder = text_encoder
         self.image_encoder = image_encoder
         self.config = config
-        self.llm = llm
+        # episode and topic descriptions by the model only where config.llm_steps says "describe"
+        self.llm = llm if config.uses_model("describe") else None
         # how independent descriptions of one batch are made: the builtin map, or a thread pool's
         # (the build sets it when model calls may be in flight together); results keep their order
         self.map = map

@@ -108,7 +108,9 @@ class QueryEngine:
             con, text_encoder, config.lambda_meta)
         self.utility = UtilityStore(con, create=False)
         self.retrieval = UtilityRankedRetrieval(self.plain_retrieval, self.utility, config.utility_alpha)
-        self.llm = llm
+        # the model plans and answers only where config.llm_steps says "plan" / "answer"
+        self.llm = llm if llm is not None and config.uses_model("plan") else None
+        answer_llm = llm if llm is not None and config.uses_model("answer") else None
         self.contexts = ContextBuilder(con, text_encoder, config)
         self.rules = RulePlanner(config, self.contexts.embed, self._encode_query, self.contexts.catalog,
                                  record_rounds=self._record_rounds)
@@ -116,11 +118,11 @@ class QueryEngine:
         # image ids come from the store's images of the evidence rounds (a visual-search answer names them)
         self.rule_answerer = RuleAnswerer(text_encoder, round_images=partial(round_images, con),
                                           period_images=partial(images_between, con))
-        self.mode = config.llm_mode if llm is not None else "rules"
-        self.llm_answerer = LLMAnswerer(llm, self.rule_answerer, draft=self.mode == "guided",
+        self.mode = config.llm_mode if self.llm is not None or answer_llm is not None else "rules"
+        self.llm_answerer = LLMAnswerer(answer_llm, self.rule_answerer, draft=self.mode == "guided",
                                         images=self.evidence_images, max_images=EVIDENCE_IMAGES) \
-            if llm is not None else None
-        self.backend = f"llm:{getattr(llm, 'model', '?')}" if llm is not None else "rules"
+            if answer_llm is not None else None
+        self.backend = f"llm:{getattr(llm, 'model', '?')}" if self.mode != "rules" else "rules"
 
     def evidence_images(self, rounds: Sequence[str], limit: int = EVIDENCE_IMAGES) -> list[bytes]:
         """Up to `limit` images of `rounds` (in that order, then position), downscaled to IMAGE_MAX_SIDE

@@ -64,7 +64,7 @@ from rapidfuzz import fuzz
 
 from .config import Config, DEFAULT
 from .extract.normalize import active_lexicon as _lex, parse_unit, use_lexicon
-from .lexicon import first_and_consonant, load as load_lexicon
+from .lexicon import first_and_consonant, load as load_lexicon, singular
 from .model import Observation
 from .protocols import TextEncoder
 from .units import convert, read_beside
@@ -85,17 +85,9 @@ SLOT_COSINE = 0.35  # below this label similarity two names are unlike (MiniLM: 
 
 
 # ---------------------------------------------------------------------- name evidence
-def _singular(word: str) -> str:
-    if len(word) > 3 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
-
-
 def _base(word: str) -> str:
     """A word's singular, or the lemma of an irregular past form ("won" -> win, "kept" -> keep)."""
-    return _lex().irregular_verbs.get(word, _singular(word))
+    return _lex().irregular_verbs.get(word, singular(word))
 
 
 def words_of(name: str) -> list[str]:
@@ -125,7 +117,7 @@ def abbreviates(short: str, long: str) -> bool:
 
 def _word_match(a: str, b: str) -> bool:
     # ("Avg speed" on one screen, "Mean speed" on another: spellings of one statistic, the lexicon's)
-    return _singular(a) == _singular(b) or abbreviates(a, b) or abbreviates(b, a) or (
+    return singular(a) == singular(b) or abbreviates(a, b) or abbreviates(b, a) or (
         a in _lex().average_words and b in _lex().average_words)
 
 
@@ -207,7 +199,7 @@ def contrasting(a: str, b: str) -> bool:
 def _name_evidence(wa: list[str], wb: list[str]) -> tuple[float, str]:
     empty = _lex().empty_words
     if (not [w for w in wa if w not in empty] or not [w for w in wb if w not in empty]) \
-            and [_singular(w) for w in wa] != [_singular(w) for w in wb]:
+            and [singular(w) for w in wa] != [singular(w) for w in wb]:
         # so only the very same name is evidence for them (not "cost amount" for "amount")
         return 0.0, ""
     score, why = _name_evidence_words(wa, wb)
@@ -228,7 +220,7 @@ def _only_the_dimension_shared(wa: list[str], wb: list[str]) -> bool:
 def _name_evidence_words(wa: list[str], wb: list[str]) -> tuple[float, str]:
     if not wa or not wb:
         return 0.0, ""
-    if [_singular(w) for w in wa] == [_singular(w) for w in wb]:
+    if [singular(w) for w in wa] == [singular(w) for w in wb]:
         return 1.0, "same words"
     if [_base(w) for w in wa] == [_base(w) for w in wb]:
         return 0.8, "the same words in another form"  # "won" / "wins": a verb's past and its noun

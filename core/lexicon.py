@@ -346,6 +346,28 @@ def first_and_consonant(short: str, long: str) -> bool:
             and re.sub(r"[aeiouy]", "", long[1:]) == short[1])
 
 
+# plurals made with "-es" after a hissing sound (boxes, batches, dishes, buzzes, glasses); "aches" is
+# ache + s (headaches, caches)
+_ES_PLURAL = re.compile(r"(?:ch|sh|x|zz|ss)es$")
+# nouns whose singular is their plural
+_SAME_IN_PLURAL = frozenset({"species", "series", "means", "news", "headquarters"})
+
+
+def singular(word: str, min_len: int = 4) -> str:
+    """English singular of a lower-case plural noun by regular morphology: 'boxes' -> box, 'batches'
+    -> batch, 'entries' -> entry, 'plants' -> plant; 'glass', 'status', 'analysis' and words shorter
+    than `min_len` are left as they are (a word that is no plural may lose a final s: 'gas' is kept
+    only by the length)."""
+    w = word
+    if len(w) < min_len or not w.endswith("s") or w.endswith(("ss", "us", "is")) or w in _SAME_IN_PLURAL:
+        return w
+    if w.endswith("ies") and len(w) > 4 and w[-4] not in "aeiou":
+        return w[:-3] + "y"
+    if _ES_PLURAL.search(w) and not w.endswith("aches"):
+        return w[:-2]
+    return w[:-1]
+
+
 def lemma(word: str, irregular: Mapping[str, str] = IRREGULAR_VERBS) -> str:
     """English verb lemma by the irregular table and regular morphology; other words lower-cased."""
     w = word.lower().replace("\u2019", "'")

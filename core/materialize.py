@@ -77,6 +77,7 @@ import duckdb
 
 from .errors import LLMError
 from .extract.normalize import active_lexicon, canonical_word, parse_unit
+from .lexicon import singular
 from .model import Column, Observation, Schema
 from .protocols import LLM
 from .units import convert, read_beside
@@ -420,10 +421,10 @@ def alias_of(attribute: str, columns: Sequence[str]) -> str | None:
 # ---------------------------------------------------------------------- rule-based metadata
 def _stem(word: str) -> str:
     """Light stemming so that bottle_filled and fill_count share "fill", plants and plant "plant"."""
-    for suffix, keep in (("ing", 4), ("ed", 3), ("s", 3)):
-        if word.endswith(suffix) and len(word) - len(suffix) >= keep and not word.endswith("ss"):
+    for suffix, keep in (("ing", 4), ("ed", 3)):
+        if word.endswith(suffix) and len(word) - len(suffix) >= keep:
             return word[: -len(suffix)]
-    return word
+    return singular(word)
 
 
 def said(stem: str, attributes: Sequence[str] = (), words: "RoundWords | None" = None) -> str:
@@ -527,9 +528,7 @@ def _canonical_token(token: str) -> str:
     w = canonical_word(token.lower().replace("\u2019", "'"))
     if w.endswith("'s"):
         w = w[:-2]
-    if w.endswith("s") and not w.endswith("ss") and len(w) > 4:
-        w = w[:-1]
-    return w
+    return singular(w, min_len=5)
 
 
 def _is_content(w: str) -> bool:
@@ -1173,12 +1172,14 @@ class Materializer:
             lc = llm_cols.get(a)
             if lc is not None:
                 t = lc.get("type")
-                if t in TYPES and p.allows(t):
+                # (never text for a column of numbers or dates: its values could no longer be computed over)
+                if t in TYPES and p.allows(t) and (t != "VARCHAR" or p.dtype == "VARCHAR"):
                     dtype, typed_by = t, "llm"
-                else:
+                elif t != dtype:
                     self.fallbacks.append(f"column {a}: LLM type {t!r} not supported by its values; using {dtype}")
                 u = lc.get("unit")
-                if dtype == "DOUBLE" and isinstance(u, str) and 0 < len(u.strip()) <= 20:
+                # the values' own unit stands (they are stored in it); the model names one only where they had none
+                if dtype == "DOUBLE" and unit is None and isinstance(u, str) and 0 < len(u.strip()) <= 20:
                     unit = u.strip()
             desc = other_units_note(unit, p.other_units) if dtype == "DOUBLE" else ""
             name = column_name(a, taken)

@@ -121,3 +121,21 @@ def test_rule_extractor_with_a_bad_lexicon_fails_at_construction(tmp_path):
     with pytest.raises(InputError) as ei:
         RuleExtractor(Config(lexicon=str(p)))
     assert "bad.json" in str(ei.value) and "extend.units" in str(ei.value)
+
+
+def test_singular_undoes_regular_english_plurals():
+    from core.lexicon import singular
+
+    pairs = {"boxes": "box", "batches": "batch", "dishes": "dish", "taxes": "tax", "glasses": "glass",
+             "entries": "entry", "plants": "plant", "days": "day", "headaches": "headache", "notes": "note",
+             "status": "status", "analysis": "analysis", "species": "species", "series": "series", "gas": "gas"}
+    assert {w: singular(w) for w in pairs} == pairs
+
+
+def test_a_plural_in_es_and_its_singular_are_one_word_everywhere():
+    """'nest boxes' in the rounds and 'nest box' in a question; 'batches' and 'batch'."""
+    from core.materialize import round_words
+    from core.planning.scoring import tokens
+
+    assert "box" in round_words("Checked the nest boxes this morning") and "boxe" not in round_words("nest boxes")
+    assert tokens("three batches of boxes") == tokens("three batch of box")

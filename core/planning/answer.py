@@ -26,6 +26,7 @@ import numpy as np
 from .. import prompts
 from ..errors import LLMError
 from ..model import EvidenceUnit
+from ..lexicon import singular
 from ..protocols import LLM, TextEncoder
 from .dates import _DATE_RE, fmt_day, parse_date
 from .intent import analyze, find_event_clause, order_choice, order_clauses
@@ -170,12 +171,7 @@ def rows_noun(table: str | None, n: int, asked: str | None = None) -> str:
 def _singular(noun: str) -> str:
     """'expenses' -> 'expense', 'fill ups' -> 'fill up', 'batches' -> 'batch'; the last word only."""
     head, _, last = noun.rpartition(" ")
-    if re.search(r"[^aeiou]ies$", last):
-        last = last[:-3] + "y"
-    elif re.search(r"(?:ch|sh|x|ss)es$", last):
-        last = last[:-2]
-    elif last.endswith("s") and not last.endswith("ss") and len(last) > 3:
-        last = last[:-1]
+    last = singular(last)
     return f"{head} {last}" if head else last
 
 

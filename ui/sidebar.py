@@ -6,7 +6,7 @@ from pathlib import Path
 
 import streamlit as st
 
-from core.config import DEFAULT
+from core.config import DEFAULT, LLM_STEPS
 from core.llm import truthy
 
 from . import state
@@ -47,6 +47,31 @@ def _on_mode() -> None:
         over.pop("llm_mode", None)  # the default needs no override
     else:
         over["llm_mode"] = mode
+    state.put(state.CONFIG_OVERRIDES, over)
+
+
+LLM_STEP_HELP = {"extract": "extract: the model reads each round's attributes at build time (off by default: the "
+                            "local 1.5B model found a tenth of the values the rules find)",
+                 "metadata": "metadata: table names and descriptions",
+                 "describe": "describe: episode and topic descriptions",
+                 "plan": "plan: query plans and step arguments", "answer": "answer: the answer's wording"}
+
+
+def llm_steps() -> list[str]:
+    """The steps the session's model takes (Config.llm_steps through state.CONFIG_OVERRIDES), in LLM_STEPS order."""
+    raw = (state.get(state.CONFIG_OVERRIDES) or {}).get("llm_steps", DEFAULT.llm_steps)
+    chosen = {x.strip() for x in str(raw).split(",")}
+    return [x for x in LLM_STEPS if x in chosen]
+
+
+def _on_steps() -> None:
+    over = dict(state.get(state.CONFIG_OVERRIDES) or {})
+    picked = set(st.session_state.get("sb_llm_steps") or ())
+    value = ",".join(x for x in LLM_STEPS if x in picked)
+    if value == DEFAULT.llm_steps:
+        over.pop("llm_steps", None)  # the default needs no override
+    else:
+        over["llm_steps"] = value
     state.put(state.CONFIG_OVERRIDES, over)
 
 
@@ -140,3 +165,7 @@ def render_sidebar() -> None:
                 st.session_state["sb_llm_mode"] = llm_mode()
             st.selectbox("LLM mode", LLM_MODES, key="sb_llm_mode", on_change=_on_mode,
                          help=" ".join(LLM_MODE_HELP[m] + "." for m in LLM_MODES))
+            if st.session_state.get("sb_llm_steps") != llm_steps():
+                st.session_state["sb_llm_steps"] = llm_steps()
+            st.multiselect("Steps the model takes", LLM_STEPS, key="sb_llm_steps", on_change=_on_steps,
+                           help="The other steps run the rules. " + " ".join(LLM_STEP_HELP[x] + "." for x in LLM_STEPS))

@@ -16,7 +16,7 @@ from core.errors import LLMError
 from core.model import BuildReport, EvidenceUnit
 from core.planning import QueryEngine, Trace
 from core.planning.answer import check_answer, computed_values, text_values
-from core.planning.engine import EVIDENCE_IMAGES, IMAGE_MAX_SIDE, downscale
+from core.planning.engine import EVIDENCE_IMAGES, GUIDED_TABLE_PLAN, IMAGE_MAX_SIDE, downscale
 from core.planning.trace import Answer, StepRecord
 from conftest import QueuedLLM
 from test_planning_data import SLEEP, WORKOUTS, memory_path  # noqa: F401
@@ -39,35 +39,48 @@ def _rules(con, embedder, q=Q_AVG):
 
 
 # ---------------------------------------------------------------------- guided: drafts
-def test_guided_is_the_default_and_passes_the_rule_plan_as_draft(con, embedder):
+def test_guided_is_the_default_and_a_rule_plan_over_a_table_stands(con, embedder):
     assert DEFAULT.llm_mode == "guided"
     rules = _rules(con, embedder)
-    llm = QueuedLLM([KEEP_COMPUTE, {"answer": f"{MARCH_AVG:.1f} hours on average"}])
+    assert rules.plan.steps[0].tool == "Compute"
+    llm = QueuedLLM([{"answer": f"{MARCH_AVG:.1f} hours on average"}])
     t = QueryEngine(con, embedder, DEFAULT, llm=llm).ask(Q_AVG)
-    # the model kept the draft's tools: the rules instantiate the step, no instantiation call
+    # the rules computed over a table: the model is not asked to plan (a 1.5B model replaced such plans by
+    # lookups with invented filters), the rules instantiate the step and the model writes the answer
+    assert [c["task"] for c in llm.calls] == ["answer"]
+    answer_prompt = llm.calls[0]["messages"][-1]["content"]
+    assert "Draft answer computed from the evidence: " + rules.answer.text in answer_prompt
+    assert t.mode == "guided" and t.to_dict()["mode"] == "guided"
+    assert t.planner == "rules" and GUIDED_TABLE_PLAN in t.plan.notes
+    assert t.steps[0].args == rules.steps[0].args
+    assert t.answer.kind == "llm" and not t.fallbacks
+    assert t.prompt_tokens == 10 and t.completion_tokens == 5  # the answer call alone
+
+
+def test_guided_passes_a_search_plan_to_the_model_as_its_draft(con, embedder):
+    q = "What did I name my kitten?"
+    rules = _rules(con, embedder, q)
+    assert all(s.tool == "SemanticMatch" for s in rules.plan.steps)
+    llm = QueuedLLM([{"steps": [{"goal": "find the kitten", "tool": "SemanticMatch"}]}, {"answer": "Miso"}])
+    t = QueryEngine(con, embedder, DEFAULT, llm=llm).ask(q)
     assert [c["task"] for c in llm.calls] == ["plan", "answer"]
     plan_prompt = llm.calls[0]["messages"][-1]["content"]
     assert "Suggested plan" in plan_prompt and rules.plan.steps[0].goal in plan_prompt
-    answer_prompt = llm.calls[1]["messages"][-1]["content"]
-    assert "Draft answer computed from the evidence: " + rules.answer.text in answer_prompt
-    assert t.mode == "guided" and t.to_dict()["mode"] == "guided"
     assert t.planner == "rules" and "the LLM kept the rule-based plan" in t.plan.notes
-    assert t.steps[0].args == rules.steps[0].args
-    assert t.answer.kind == "llm" and not t.fallbacks
-    assert t.prompt_tokens == 20 and t.completion_tokens == 10  # plan + answer calls
 
 
 def test_guided_unusable_plan_falls_back_to_the_draft_and_says_so(con, embedder):
-    rules = _rules(con, embedder)
-    llm = QueuedLLM([LLMError("server down"), {"answer": f"{MARCH_AVG:.2f} hours"}])
-    t = QueryEngine(con, embedder, DEFAULT, llm=llm).ask(Q_AVG)
+    q = "What did I name my kitten?"
+    rules = _rules(con, embedder, q)
+    llm = QueuedLLM([LLMError("server down"), {"answer": "Miso"}])
+    t = QueryEngine(con, embedder, DEFAULT, llm=llm).ask(q)
     assert t.mode == "guided" and t.plan.steps == rules.plan.steps
     assert any("LLM plan unusable" in f and "server down" in f for f in t.fallbacks)
 
 
 def test_guided_answer_failure_uses_the_rule_answer(con, embedder):
     rules = _rules(con, embedder)
-    llm = QueuedLLM([KEEP_COMPUTE, LLMError("timeout")])
+    llm = QueuedLLM([LLMError("timeout")])
     t = QueryEngine(con, embedder, DEFAULT, llm=llm).ask(Q_AVG)
     assert t.answer.text == rules.answer.text
     assert any("answer: LLM failed" in f for f in t.fallbacks)
@@ -78,7 +91,7 @@ def test_guided_answer_failure_uses_the_rule_answer(con, embedder):
 def test_guided_keeps_the_draft_when_the_model_drops_or_contradicts_the_computed_value(con, embedder, reply):
     rules = _rules(con, embedder)
     assert rules.answer.kind == "computed"
-    llm = QueuedLLM([KEEP_COMPUTE, {"answer": reply}])
+    llm = QueuedLLM([{"answer": reply}])
     t = QueryEngine(con, embedder, DEFAULT, llm=llm).ask(Q_AVG)
     assert t.answer.text == rules.answer.text and t.answer.kind == "computed"
     fb = [f for f in t.fallbacks if "LLM answer contradicted the computed value" in f]
@@ -89,7 +102,7 @@ def test_guided_keeps_the_draft_when_the_model_drops_or_contradicts_the_computed
 @pytest.mark.parametrize("reply", [f"{MARCH_AVG:.1f} hours", f"{MARCH_AVG * 60:.0f} minutes on average",
                                    f"{round(MARCH_AVG, 2)} h"])
 def test_guided_accepts_the_computed_value_rounded_or_in_another_unit(con, embedder, reply):
-    llm = QueuedLLM([KEEP_COMPUTE, {"answer": reply}])
+    llm = QueuedLLM([{"answer": reply}])
     t = QueryEngine(con, embedder, DEFAULT, llm=llm).ask(Q_AVG)
     assert t.answer.text == reply and t.answer.kind == "llm" and not t.fallbacks
 
@@ -195,7 +208,7 @@ def test_rules_mode_and_the_trace_round_trip(con, embedder):
     assert t.mode == "rules"
     d = json.loads(t.to_json())
     assert d["mode"] == "rules"
-    g = QueryEngine(con, embedder, DEFAULT, llm=QueuedLLM([KEEP_COMPUTE, {"answer": "x"}])).ask(Q_AVG)
+    g = QueryEngine(con, embedder, DEFAULT, llm=QueuedLLM([{"answer": "x"}])).ask(Q_AVG)
     assert Trace.from_dict(g.to_dict()) == g and Trace.from_dict(g.to_dict()).mode == "guided"
     old = g.to_dict()
     old.pop("mode")

@@ -92,6 +92,9 @@ class PlanState:
         return None if self.done else self.plan.steps[len(self.records)]
 
 
+GUIDED_TABLE_PLAN = "guided: the rule plan computes over a table and is kept; the model writes the answer"
+
+
 class QueryEngine:
     """Answers questions over one memory (a DuckDB connection holding the store's tables)."""
 
@@ -227,12 +230,18 @@ class QueryEngine:
             # guided: the rule-based plan is the model's draft; kept, the rules instantiate it (no more calls)
             draft = self.rules.outline(question, context, tools, now, first, catalog) \
                 if self.mode == "guided" else None
-            try:
-                plan = LLMPlanner(self.llm, self.config, box).outline(question, context, tools, now, first,
-                                                                      draft=draft)
-            except (LLMError, ToolError) as e:
-                fallbacks.append(f"plan: LLM plan unusable ({str(e)[:200]}); rule-based plan used")
-                plan = draft or self.rules.outline(question, context, tools, now, first, catalog)
+            if draft is not None and any(s.tool in ANALYTIC_TOOLS for s in draft.steps):
+                # guided: a rule plan that computes over a table stands (the model still writes the answer,
+                # with the computed value protected): given the choice, the 1.5B model replaced "first of rise
+                # in the starter table" by a lookup with an invented filter and answered "Not mentioned"
+                plan = replace(draft, notes=draft.notes + (GUIDED_TABLE_PLAN,))
+            else:
+                try:
+                    plan = LLMPlanner(self.llm, self.config, box).outline(question, context, tools, now, first,
+                                                                          draft=draft)
+                except (LLMError, ToolError) as e:
+                    fallbacks.append(f"plan: LLM plan unusable ({str(e)[:200]}); rule-based plan used")
+                    plan = draft or self.rules.outline(question, context, tools, now, first, catalog)
         else:
             plan = self.rules.outline(question, context, tools, now, first, catalog)
         state = PlanState(question=question, ablation=ablation, context=context, plan=plan, tools=tools,

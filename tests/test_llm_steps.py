@@ -409,4 +409,4 @@ def test_llm_steps_names_only_known_steps():
     assert Config(llm_steps="").uses_model("extract") is False
     assert Config().uses_model("describe") is True
     # the rules extract unless a person asks the model to (measured: README "Language-model backends")
-    assert Config().uses_model("extract") is False
+    assert Config().uses_model("extract") is False and Config().uses_model("metadata") is False

@@ -52,7 +52,8 @@ def _on_mode() -> None:
 
 LLM_STEP_HELP = {"extract": "extract: the model reads each round's attributes at build time (off by default: the "
                             "local 1.5B model found a tenth of the values the rules find)",
-                 "metadata": "metadata: table names and descriptions",
+                 "metadata": "metadata: table names and descriptions (off by default: the local model's "
+                             "descriptions invented what some tables hold)",
                  "describe": "describe: episode and topic descriptions",
                  "plan": "plan: query plans and step arguments", "answer": "answer: the answer's wording"}
 

@@ -152,7 +152,9 @@ def test_budget_and_step_limits_hold_under_a_greedy_model(memory_path, embedder)
     steps = [{"goal": f"g{i}", "tool": "Filter"} for i in range(6)]
     args = {"args": {"table": "sleep_log", "column_filters": [{"column": "sleep_hours", "op": ">", "value": 0}],
                      "result_budget": 9}}
-    trace = QueryEngine(con, embedder, DEFAULT, llm=QueuedLLM([{"steps": steps}] + [args] * 6)).ask(Q)
+    # free mode: the model's own plan (guided keeps a rule plan over a table and asks for no plan)
+    free = DEFAULT.with_(llm_mode="free")
+    trace = QueryEngine(con, embedder, free, llm=QueuedLLM([{"steps": steps}] + [args] * 6)).ask(Q)
     # each step leaves one unit for every later step, so a greedy first step gets 10 - 2
     assert [len(s.units) for s in trace.steps] == [8, 1, 1]
     assert trace.budget_left == 0 and len(trace.evidence) == DEFAULT.evidence_budget

@@ -76,7 +76,7 @@ def run_once(path, history, parallel: int, threads: int, folder: Path, stub: _St
     from core.store import Store
 
     # model extraction is what this measures (the default leaves extraction to the rules: llm_steps)
-    config = DEFAULT.with_(llm_parallel=parallel, llm_steps="extract,describe,plan,answer")
+    config = DEFAULT.with_(llm_parallel=parallel, llm_steps="extract+describe+plan+answer")
     meter = TokenMeter()
     with Store(folder / f"p{parallel}.duckdb") as store:
         if stub is not None:

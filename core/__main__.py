@@ -30,7 +30,8 @@ def _backend_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--set", action="append", default=[], metavar="NAME=VALUE",
                    help="override a config parameter, e.g. --set theta_s=3; with a model, --set llm_mode=free "
                         "lets it plan and answer on its own (default guided: the rule-based plan and answer "
-                        "are its drafts); in eval, NAME=V1,V2 sweeps the values (see --ablation)")
+                        "are its drafts), --set llm_steps=extract+describe+plan+answer chooses the steps it takes (default "
+                        "describe+plan+answer); in eval, NAME=V1,V2 sweeps the values (see --ablation)")
 
 
 def _endpoint_args(p: argparse.ArgumentParser) -> None:

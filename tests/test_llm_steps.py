@@ -407,6 +407,10 @@ def test_llm_steps_names_only_known_steps():
     with pytest.raises(ValueError, match="llm_steps"):
         Config(llm_steps="extract,summarize")
     assert Config(llm_steps="").uses_model("extract") is False
+    # joined by "+" (a comma in `eval --set` would sweep), or by commas from Python
+    plus = Config(llm_steps="extract+plan")
+    assert plus.uses_model("plan") and plus.uses_model("extract") and not plus.uses_model("answer")
+    assert Config(llm_steps="extract, plan").uses_model("plan")
     assert Config().uses_model("describe") is True
     # the rules extract unless a person asks the model to (measured: README "Language-model backends")
     assert Config().uses_model("extract") is False and Config().uses_model("metadata") is False

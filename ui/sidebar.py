@@ -61,14 +61,14 @@ LLM_STEP_HELP = {"extract": "extract: the model reads each round's attributes at
 def llm_steps() -> list[str]:
     """The steps the session's model takes (Config.llm_steps through state.CONFIG_OVERRIDES), in LLM_STEPS order."""
     raw = (state.get(state.CONFIG_OVERRIDES) or {}).get("llm_steps", DEFAULT.llm_steps)
-    chosen = {x.strip() for x in str(raw).split(",")}
+    chosen = {x.strip() for x in str(raw).replace(",", "+").split("+")}
     return [x for x in LLM_STEPS if x in chosen]
 
 
 def _on_steps() -> None:
     over = dict(state.get(state.CONFIG_OVERRIDES) or {})
     picked = set(st.session_state.get("sb_llm_steps") or ())
-    value = ",".join(x for x in LLM_STEPS if x in picked)
+    value = "+".join(x for x in LLM_STEPS if x in picked)
     if value == DEFAULT.llm_steps:
         over.pop("llm_steps", None)  # the default needs no override
     else:

@@ -4,8 +4,9 @@
     engine = QueryEngine(con, text_encoder, config, llm=llm)  # LLM planner + answerer
     trace = engine.ask("How much did I water the ferns on average in March?")
 
-With a model, `config.llm_mode` chooses how it works: "guided" (default) shows
-the planner the rule-based plan as a draft (kept as is when the model keeps
+With a model, `config.llm_mode` chooses how it works: "guided" (default) keeps
+a rule-based plan that computes over a table without asking the model, shows
+the planner any other rule-based plan as a draft (kept as is when the model keeps
 its tools) and the answerer the rule-based answer as a draft, and keeps that
 draft when the model's answer drops or contradicts a computed value
 (core.planning.answer.check_answer); under a plan of the model's own, its

@@ -143,3 +143,20 @@ def test_each_ablation_column_says_how_it_compares_with_the_full_system(memory):
     assert len(lines) == 1
     # rag retrieves snippets instead of computing: it cannot give the mean of all twelve
     assert "vs 1.00 (worse)" in lines[0] and "evidence +" in lines[0]
+
+
+def test_a_step_whose_widgets_streamlit_dropped_shows_the_plan_again_not_the_first_tool(memory):
+    # Streamlit forgets a widget's value after a run that did not draw it (a run cut short by the next click);
+    # the step's tool then read as the first of the list ("Lookup") and a re-run changed the plan unasked
+    from ui import state
+
+    at = asked(memory)
+    trace = at.session_state[state.LAST_TRACE]
+    at.session_state[state.LAST_TRACE] = None  # a run that draws no editor: its widgets' values are dropped
+    at.run()
+    at.session_state[state.LAST_TRACE] = trace
+    at.run()
+    assert not at.exception
+    assert at.selectbox(key="pe_tool_0_0").value == "Compute"
+    assert at.text_input(key="pe_target_0_0").value == "sleep_score"
+    assert at.selectbox(key="pe_table_0_0").value == "sleep_log"

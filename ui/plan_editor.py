@@ -320,6 +320,9 @@ def editor_section(store, engine, trace: dict, fp: str, qas) -> None:
     gen, n = ed["gen"], len(ed["plan"].steps)
     catalog = engine.contexts.catalog()
     for k in range(n):
+        # Streamlit drops a widget's value after a run that did not draw it (a run cut short by the next click):
+        # the plan's own value comes back, not the first option (a step's tool had turned into "Lookup")
+        _seed_step(gen, k, ed["plan"].steps[k])
         with st.container(border=True):
             _step_form(gen, k, catalog, n)
     c1, c2, c3 = st.columns([1, 1, 1])

@@ -58,8 +58,8 @@ class Config:
     # extract (attribute extraction per round), metadata (table names and descriptions), describe
     # (episode and topic descriptions), plan (query plans and step arguments), answer. Extraction and
     # table metadata are the rules' by default: with the local 1.5B model, model extraction brought 0.09
-    # of the record values of two generated histories into tables against the rules' 0.91, at 7-20x the
-    # build time, and its table descriptions invented what the tables hold ("daily water intake" for
+    # of the record values of two generated histories into tables against the rules' 0.91, at about 8x
+    # the build time, and its table descriptions invented what the tables hold ("daily water intake" for
     # proofing records); its episode descriptions left the answers unchanged and read as summaries
     # (bench/generalization.py --build-args; README "Language-model backends")
     llm_steps: str = "describe+plan+answer"

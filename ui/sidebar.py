@@ -61,8 +61,11 @@ LLM_STEP_HELP = {"extract": "extract: the model reads each round's attributes at
 def llm_steps() -> list[str]:
     """The steps the session's model takes (Config.llm_steps through state.CONFIG_OVERRIDES), in LLM_STEPS order."""
     raw = (state.get(state.CONFIG_OVERRIDES) or {}).get("llm_steps", DEFAULT.llm_steps)
-    chosen = {x.strip() for x in str(raw).replace(",", "+").split("+")}
-    return [x for x in LLM_STEPS if x in chosen]
+    try:
+        config = DEFAULT.with_(llm_steps=str(raw))
+    except ValueError:  # an override no Config accepts: the default's steps
+        config = DEFAULT
+    return [x for x in LLM_STEPS if config.uses_model(x)]
 
 
 def _on_steps() -> None:
